@@ -1,0 +1,79 @@
+"""The exercise index: one TOML file (``grader/exercises.toml``) lists every exercise.
+
+Per exercise: slug, title, difficulty, tags, points, default tolerances, progressive hints.
+The files of exercise ``slug`` sit side by side by convention:
+
+- ``exercises/<slug>.py`` the learner's stub, ``exercises/<slug>.md`` the statement;
+- ``solutions/<slug>.py`` the reference; ``grader/suites/test_<slug>.py`` the hidden suite.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_DIR = PACKAGE_DIR.parent
+INDEX = PACKAGE_DIR / "exercises.toml"
+SUITES_DIR = PACKAGE_DIR / "suites"
+SOLUTIONS_DIR = PROJECT_DIR / "solutions"
+STUBS_DIR = PROJECT_DIR / "exercises"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    slug: str
+    title: str
+    difficulty: str
+    tags: tuple[str, ...]
+    points: float
+    rtol: float
+    atol: float
+    hints: tuple[str, ...]
+    summary: str = ""
+    functions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def needs_torch(self) -> bool:
+        return "torch" in self.tags
+
+    @property
+    def stub(self) -> Path:
+        return STUBS_DIR / f"{self.slug}.py"
+
+    @property
+    def statement(self) -> Path:
+        return STUBS_DIR / f"{self.slug}.md"
+
+    @property
+    def solution(self) -> Path:
+        return SOLUTIONS_DIR / f"{self.slug}.py"
+
+    @property
+    def suite(self) -> Path:
+        return SUITES_DIR / f"test_{self.slug}.py"
+
+
+@lru_cache(maxsize=1)
+def load() -> dict[str, Exercise]:
+    """All exercises, in index order, keyed by slug."""
+    entries = list(tomllib.loads(INDEX.read_text())["exercise"])
+    # TEMPORARY: fragments written while exercises are authored in parallel; merged into
+    # the index before release.
+    for fragment in sorted((PACKAGE_DIR / "exercises.d").glob("*.toml")):
+        entries.extend(tomllib.loads(fragment.read_text())["exercise"])
+    out: dict[str, Exercise] = {}
+    for entry in entries:
+        out[entry["slug"]] = Exercise(
+            slug=entry["slug"], title=entry["title"], difficulty=entry["difficulty"],
+            tags=tuple(entry.get("tags", ())), points=float(entry["points"]),
+            rtol=float(entry.get("rtol", 1e-7)), atol=float(entry.get("atol", 1e-9)),
+            hints=tuple(entry["hints"]), summary=entry.get("summary", ""),
+            functions=tuple(entry.get("functions", ())))
+    return out
+
+
+def get(slug: str) -> Exercise:
+    return load()[slug]

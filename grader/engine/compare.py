@@ -1,0 +1,231 @@
+"""Compare a learner's value with the expected one and say exactly how they differ.
+
+Arrays are checked in this order: type (array-like accepted; a torch tensor is accepted for a
+numpy exercise and noted), shape (no broadcasting), dtype class (bool / int / float /
+complex), NaN and inf positions, then closeness ``|actual - expected| <= atol + rtol*|expected|``.
+A float32 (or float16) result against a float64 expectation is judged with the looser
+float32 tolerance, and the comparison says so.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+FLOAT32_TOLERANCE = (1e-4, 1e-5)  # (rtol, atol) applied when the learner returns float32
+_KIND_NAMES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
+
+
+def _num(x: Any) -> Any:
+    """A JSON-safe number: floats that are not finite become strings."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (complex, np.complexfloating)):
+        return str(complex(x))
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def fmt(x: Any) -> str:
+    """Short human form of a number."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.6g}"
+    return str(x)
+
+
+@dataclass
+class Comparison:
+    """The outcome of one comparison; ``reason`` is empty when ``ok``."""
+
+    ok: bool
+    reason: str = ""
+    expected_shape: tuple[int, ...] | None = None
+    actual_shape: tuple[int, ...] | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    worst_index: tuple[int, ...] | None = None
+    expected_at_worst: Any = None
+    actual_at_worst: Any = None
+    n_outside: int = 0
+    n_total: int = 0
+    rtol: float | None = None
+    atol: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tolerance(self) -> str:
+        if self.rtol is None:
+            return "exact"
+        return f"rtol={self.rtol:g}, atol={self.atol:g}"
+
+    def diagnostics(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"expected_shape": self.expected_shape,
+                             "actual_shape": self.actual_shape, "tolerance": self.tolerance}
+        if self.max_abs_error is not None:
+            d.update(max_abs_error=_num(self.max_abs_error),
+                     max_rel_error=_num(self.max_rel_error),
+                     worst_index=self.worst_index,
+                     expected_at_worst=_num(self.expected_at_worst),
+                     actual_at_worst=_num(self.actual_at_worst),
+                     n_outside=self.n_outside, n_total=self.n_total)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
+def _torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _kind(arr: np.ndarray) -> str:
+    return _KIND_NAMES.get(arr.dtype.kind, arr.dtype.name)
+
+
+def _as_array(value: Any, notes: list[str], expect_tensor: bool) -> np.ndarray | None:
+    if _torch_tensor(value):
+        if not expect_tensor:
+            notes.append("a torch tensor was accepted where a numpy array was expected")
+        import torch
+
+        t = value.detach()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        return t.cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):
+        return None
+    if arr.dtype.hasobject or arr.dtype.kind not in "biufc":
+        return None
+    return arr
+
+
+def _describe(value: Any) -> str:
+    if _torch_tensor(value):
+        return f"a torch tensor of shape {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"
+
+
+def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparison:
+    """Compare ``actual`` (from the learner) with ``expected`` (from the reference)."""
+    scalar = isinstance(expected, (int, float, np.number, bool, np.bool_)) and \
+        not isinstance(expected, np.ndarray)
+    if isinstance(expected, (str, type(None))):
+        ok = actual == expected if isinstance(actual, (str, type(None))) else False
+        return Comparison(ok, "" if ok else f"expected {expected!r}, got {_describe(actual)}")
+    expect_tensor = _torch_tensor(expected)
+    notes: list[str] = []
+    exp = _as_array(expected, [], True)
+    if exp is None:
+        raise TypeError(f"cannot compare against expected value of type {type(expected)}")
+    act = _as_array(actual, notes, expect_tensor)
+    if act is None:
+        what = "a number" if scalar else "an array"
+        return Comparison(False, f"expected {what}, got {_describe(actual)}",
+                          expected_shape=exp.shape)
+    if expect_tensor and _torch_tensor(actual) and actual.device != expected.device:
+        return Comparison(False, f"the result is on {actual.device}, expected on "
+                          f"{expected.device} (the input's device)", expected_shape=exp.shape,
+                          actual_shape=act.shape, notes=notes)
+    if scalar and act.ndim != 0:
+        return Comparison(False, f"expected a single number, got {_describe(actual)}",
+                          expected_shape=(), actual_shape=act.shape, notes=notes)
+    base = dict(expected_shape=tuple(exp.shape), actual_shape=tuple(act.shape), notes=notes)
+    if act.shape != exp.shape:
+        return Comparison(False, f"wrong shape: expected {tuple(exp.shape)}, got "
+                          f"{tuple(act.shape)}", **base)
+    if _kind(act) != _kind(exp) and not (scalar and {_kind(act), _kind(exp)} <= {"int", "float"}):
+        return Comparison(False, f"wrong dtype: expected {_kind(exp)} values ({exp.dtype}), got "
+                          f"{_kind(act)} ({act.dtype})", **base)
+    if exp.dtype.kind in "biu" and act.dtype.kind in "biu":
+        return _exact(act, exp, base)
+    if exp.dtype == np.float64 and act.dtype in (np.float32, np.float16):
+        rtol, atol = max(rtol, FLOAT32_TOLERANCE[0]), max(atol, FLOAT32_TOLERANCE[1])
+        notes.append(f"the result is {act.dtype}: judged with the float32 tolerance "
+                     f"(rtol={rtol:g}, atol={atol:g})")
+    return _close(act.astype(np.complex128 if _kind(exp) == "complex" else np.float64),
+                  exp.astype(np.complex128 if _kind(exp) == "complex" else np.float64),
+                  rtol, atol, base)
+
+
+def _first_index(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
+
+
+def _exact(act: np.ndarray, exp: np.ndarray, base: dict[str, Any]) -> Comparison:
+    bad = act != exp
+    n_bad = int(bad.sum())
+    if n_bad == 0:
+        return Comparison(True, rtol=None, atol=None, **base)
+    idx = _first_index(bad)
+    where = f" at index {idx}" if act.ndim else ""
+    return Comparison(
+        False, f"{n_bad} of {exp.size} values differ; first{where}: expected "
+        f"{fmt(exp[idx])}, got {fmt(act[idx])}",
+        max_abs_error=float(np.max(np.abs(act.astype(np.float64) - exp))),
+        max_rel_error=math.nan, worst_index=idx, expected_at_worst=exp[idx].item(),
+        actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size), **base)
+
+
+def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
+           base: dict[str, Any]) -> Comparison:
+    tol = dict(rtol=rtol, atol=atol)
+    nan_a, nan_e = np.isnan(act), np.isnan(exp)
+    if (nan_a != nan_e).any():
+        idx = _first_index(nan_a != nan_e)
+        where = f" at index {idx}" if act.ndim else ""
+        n = int((nan_a & ~nan_e).sum())
+        return Comparison(False, f"NaN where a number was expected ({n} of {exp.size} values); "
+                          f"first{where}: expected {fmt(exp[idx])}, got {fmt(act[idx])}"
+                          if n else f"a number where NaN was expected{where}: got "
+                          f"{fmt(act[idx])}", worst_index=idx, n_outside=int(
+                              (nan_a != nan_e).sum()), n_total=int(exp.size), **tol, **base)
+    inf_a, inf_e = np.isinf(act), np.isinf(exp)
+    if (inf_a != inf_e).any() or (act[inf_e] != exp[inf_e]).any():
+        bad = (inf_a != inf_e) | (inf_e & (act != exp))
+        idx = _first_index(bad)
+        where = f" at index {idx}" if act.ndim else ""
+        return Comparison(False, f"infinite values in the wrong places{where}: expected "
+                          f"{fmt(exp[idx])}, got {fmt(act[idx])}", worst_index=idx,
+                          n_outside=int(bad.sum()), n_total=int(exp.size), **tol, **base)
+    finite = ~(nan_e | inf_e)
+    a, e = np.where(finite, act, 0), np.where(finite, exp, 0)
+    abs_err = np.abs(a - e)
+    rel_err = abs_err / np.maximum(np.abs(e), np.finfo(np.float64).tiny)
+    rel_err = np.where(abs_err == 0, 0.0, rel_err)
+    outside = abs_err > atol + rtol * np.abs(e)
+    n_out = int(outside.sum())
+    if exp.size == 0:
+        return Comparison(True, **tol, **base)
+    idx = _first_index(abs_err == abs_err.max())
+    stats = dict(max_abs_error=float(abs_err.max()), max_rel_error=float(rel_err.max()),
+                 worst_index=idx, expected_at_worst=exp[idx].item(),
+                 actual_at_worst=act[idx].item(), n_outside=n_out, n_total=int(exp.size))
+    if n_out == 0:
+        return Comparison(True, **stats, **tol, **base)
+    if act.ndim == 0:
+        reason = (f"expected {fmt(exp[()])}, got {fmt(act[()])} (absolute error "
+                  f"{fmt(stats['max_abs_error'])}, relative error "
+                  f"{fmt(stats['max_rel_error'])}; tolerance rtol={rtol:g}, atol={atol:g})")
+    else:
+        reason = (f"{n_out} of {exp.size} values are outside the tolerance (rtol={rtol:g}, "
+                  f"atol={atol:g}); largest absolute error {fmt(stats['max_abs_error'])} at index "
+                  f"{idx}: expected {fmt(exp[idx])}, got {fmt(act[idx])}; largest relative error "
+                  f"{fmt(stats['max_rel_error'])}")
+    return Comparison(False, reason, **stats, **tol, **base)

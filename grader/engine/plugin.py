@@ -1,0 +1,113 @@
+"""The pytest plugin that runs hidden suites against one submission.
+
+It provides the suites' fixtures (``learner``, ``reference``, ``check``, ``device``) and
+turns every finished test into a ``TestResult`` through ``verdict.decide``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import pytest
+
+from grader import catalog
+from grader.sandbox import faults
+from grader.sandbox.process import WorkerProcess
+from grader.sandbox.proxy import CallLog, LearnerProxy
+from grader.suite import DEFAULT_TIMEOUT_S, mistakes_in
+
+from . import verdict
+from .check import Check
+from .results import TestResult
+
+_REFERENCES: dict[str, ModuleType] = {}
+
+
+def load_reference(slug: str) -> ModuleType:
+    """The reference solution module of ``slug`` (imported once per process)."""
+    if slug not in _REFERENCES:
+        path = catalog.get(slug).solution
+        spec = importlib.util.spec_from_file_location(f"_reference_{slug}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _REFERENCES[slug] = module
+    return _REFERENCES[slug]
+
+
+def slug_of(item: pytest.Item) -> str:
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+class GradingPlugin:
+    def __init__(self, worker: WorkerProcess, *, device: str, submitted: set[str],
+                 on_result: Callable[[str, TestResult], None] | None = None) -> None:
+        self.worker, self._device, self.submitted = worker, device, submitted
+        self.on_result = on_result
+        self.results: dict[str, list[TestResult]] = {}
+        self.import_faults: dict[str, faults.LearnerFault] = {}
+        self._loaded: set[str] = set()
+        self._logs: dict[str, CallLog] = {}
+        self._started: dict[str, float] = {}
+
+    # -- fixtures -------------------------------------------------------------------------
+    @pytest.fixture
+    def device(self) -> str:
+        return self._device
+
+    @pytest.fixture
+    def learner(self, request: pytest.FixtureRequest) -> LearnerProxy:
+        slug = slug_of(request.node)
+        marker = request.node.get_closest_marker("grading")
+        timeout = float(marker.kwargs.get("timeout", DEFAULT_TIMEOUT_S)) if marker else \
+            DEFAULT_TIMEOUT_S
+        log = self._logs.setdefault(request.node.nodeid, CallLog())
+        if slug not in self.submitted:
+            raise faults.NotSubmitted(f"{slug}.py was not submitted")
+        if slug in self.import_faults:
+            raise self.import_faults[slug]
+        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log)
+        if slug not in self._loaded:
+            try:
+                proxy.load()
+            except faults.LearnerFault as exc:
+                if isinstance(exc, (faults.TimedOut, faults.Crashed)):
+                    exc.message = f"importing {slug}.py: {exc.message}"
+                self.import_faults[slug] = exc
+                raise
+            self._loaded.add(slug)
+        return proxy
+
+    @pytest.fixture
+    def reference(self, request: pytest.FixtureRequest) -> ModuleType:
+        return load_reference(slug_of(request.node))
+
+    @pytest.fixture
+    def check(self, request: pytest.FixtureRequest, learner: LearnerProxy,
+              reference: ModuleType) -> Check:
+        ex = catalog.get(slug_of(request.node))
+        return Check(learner, reference, mistakes_in(vars(request.module)), ex.rtol, ex.atol)
+
+    # -- hooks ----------------------------------------------------------------------------
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._started[item.nodeid] = time.perf_counter()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "setup" and report.passed:
+            return
+        if call.when == "teardown":
+            return
+        duration = time.perf_counter() - self._started.get(item.nodeid, time.perf_counter())
+        funcargs = getattr(item, "funcargs", {})
+        result = verdict.decide(item, call.excinfo, duration, self._logs.get(item.nodeid),
+                                funcargs.get("check"))
+        slug = slug_of(item)
+        self.results.setdefault(slug, []).append(result)
+        if self.on_result is not None:
+            self.on_result(slug, result)

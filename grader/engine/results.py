@@ -1,0 +1,94 @@
+"""The result data objects of a grading run and their JSON form (``results.json``).
+
+``SubmissionResult`` -> ``ExerciseResult`` -> ``TestResult``. These are the only objects
+reports are rendered from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+TEST_STATUSES = ("passed", "failed", "error", "timeout", "crashed")
+EXERCISE_STATUSES = ("passed", "failed", "not_submitted", "error")
+
+
+@dataclass
+class TestResult:
+    name: str
+    status: str
+    score: float
+    max_score: float
+    message: str = ""
+    hint: str = ""
+    mistake: str | None = None
+    duration_s: float = 0.0
+    description: str = ""
+    diagnostics: dict[str, Any] | None = None
+    output: str = ""
+    traceback: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass
+class ExerciseResult:
+    exercise: str
+    title: str
+    status: str
+    tests: list[TestResult] = field(default_factory=list)
+    statement_html: str = ""
+    message: str = ""
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 6)
+
+
+@dataclass
+class SubmissionResult:
+    submission: str
+    device: str
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(e.score for e in self.exercises), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(e.max_score for e in self.exercises), 6)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(t.passed for e in self.exercises for t in e.tests)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "submission": self.submission, "score": self.score, "max_score": self.max_score,
+            "device": self.device, "duration_s": round(self.duration_s, 3),
+            "exercises": [{
+                "exercise": e.exercise, "title": e.title, "score": e.score,
+                "max_score": e.max_score, "status": e.status, "message": e.message,
+                "tests": [_test_dict(t) for t in e.tests],
+            } for e in self.exercises],
+        }
+
+    def write_json(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+
+
+def _test_dict(t: TestResult) -> dict[str, Any]:
+    d = asdict(t)
+    d["duration_s"] = round(t.duration_s, 4)
+    return d

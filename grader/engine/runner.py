@@ -1,0 +1,58 @@
+"""Grade one submission: run the hidden suites in this process against a learner worker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from grader import catalog
+from grader.catalog import Exercise
+from grader.sandbox.process import WorkerProcess
+
+from .plugin import GradingPlugin
+from .results import ExerciseResult, SubmissionResult, TestResult
+
+OnTest = Callable[[str, TestResult], None]
+
+
+def _exercise_status(tests: list[TestResult], submitted: bool, import_error: bool) -> str:
+    if not submitted:
+        return "not_submitted"
+    if import_error:
+        return "error"
+    return "passed" if tests and all(t.passed for t in tests) else "failed"
+
+
+def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
+          on_test: OnTest | None = None) -> SubmissionResult:
+    """Grade the exercises in ``files`` (slug -> learner file, ``None`` when not submitted).
+
+    Learner code runs only in the worker process; this process runs the hidden suites, the
+    references and every comparison.
+    """
+    exercises: list[Exercise] = [catalog.get(slug) for slug in files]
+    present = {slug: p for slug, p in files.items() if p is not None and p.is_file()}
+    started = time.perf_counter()
+    with WorkerProcess(present, device=device) as worker:
+        plugin = GradingPlugin(worker, device=device, submitted=set(present), on_result=on_test)
+        args = [str(ex.suite) for ex in exercises] + [
+            "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(catalog.SUITES_DIR),
+            "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        code = pytest.main(args, plugins=[plugin])
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
+    result = SubmissionResult(submission=submission, device=device)
+    for ex in exercises:
+        tests = plugin.results.get(ex.slug, [])
+        fault = plugin.import_faults.get(ex.slug)
+        result.exercises.append(ExerciseResult(
+            exercise=ex.slug, title=ex.title, tests=tests,
+            status=_exercise_status(tests, ex.slug in present, fault is not None),
+            message=fault.message if fault is not None else
+            ("" if ex.slug in present else "not submitted")))
+    result.duration_s = time.perf_counter() - started
+    return result

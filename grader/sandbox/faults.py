@@ -1,0 +1,79 @@
+"""What can go wrong on the learner's side of a call, as exceptions the grader raises.
+
+Each fault carries the test status it leads to and a one-sentence message for the report.
+"""
+
+from __future__ import annotations
+
+import signal
+
+
+class LearnerFault(Exception):
+    """Base class: the learner's code (or its process) did not give a usable answer."""
+
+    status = "error"
+
+    def __init__(self, message: str, *, output: str = "", traceback: list[str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.output = output
+        self.traceback = traceback or []
+
+
+class NotSubmitted(LearnerFault):
+    status = "failed"
+
+
+class ImportFailed(LearnerFault):
+    """The learner's file could not be imported (syntax error, exception at import, ...)."""
+
+
+class MissingName(LearnerFault):
+    """The learner's module has no such function or class."""
+
+
+class LearnerRaised(LearnerFault):
+    """The learner's code raised an exception during a call."""
+
+    def __init__(self, exc_type: str, mro: list[str], message: str, **kw):
+        super().__init__(f"{exc_type}: {message}" if message else exc_type, **kw)
+        self.exc_type = exc_type
+        self.mro = mro
+        self.raw_message = message
+
+    def is_a(self, name: str) -> bool:
+        return name in self.mro or name == self.exc_type
+
+
+class NotImplementedYet(LearnerFault):
+    status = "failed"
+
+
+class BadReturn(LearnerFault):
+    """The result was not plain data, or too large, or malformed."""
+
+    status = "failed"
+
+
+class TimedOut(LearnerFault):
+    status = "timeout"
+
+    def __init__(self, seconds: float, **kw):
+        super().__init__(f"timed out after {seconds:g} s", **kw)
+
+
+class Crashed(LearnerFault):
+    status = "crashed"
+
+    def __init__(self, returncode: int | None, **kw):
+        if returncode is None:
+            how = "with no exit status"
+        elif returncode < 0:
+            try:
+                how = f"signal {signal.Signals(-returncode).name}"
+            except ValueError:
+                how = f"signal {-returncode}"
+        else:
+            how = f"exit code {returncode}"
+        super().__init__(f"the learner's process ended: {how}", **kw)
+        self.returncode = returncode

@@ -1,0 +1,261 @@
+"""Wire format between the grader and a learner worker: plain data only, never pickle.
+
+A frame is an 8-byte big-endian header length, a UTF-8 JSON header, then binary blobs whose
+sizes the header lists. Values are encoded as JSON with tagged objects:
+
+- ``{"$f": "nan" | "inf" | "-inf"}`` a non-finite float; ``{"$c": [re, im]}`` a complex;
+- ``{"$t": [...]}`` a tuple; ``{"$d": [[key, value], ...]}`` a dict;
+- ``{"$a": i}`` a numpy array stored as ``.npy`` bytes in blob ``i`` (read with
+  ``allow_pickle=False``); ``{"$s": i}`` a numpy scalar, stored the same way;
+- ``{"$T": i, "dtype": ..., "device": ...}`` a torch tensor (values as ``.npy``);
+- ``{"$r": name, "p": params}`` a trusted recipe the worker builds into a callable;
+- ``{"$h": id}`` an object that lives in the worker (a handle).
+
+This module is part of the public harness copied next to the learner's code: it imports only
+the standard library and numpy (torch only when a tensor is actually met).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import select
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+HEADER = struct.Struct(">Q")
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+MAX_BLOB_BYTES = 512 * 1024 * 1024
+MAX_DEPTH = 64
+
+
+class ProtocolError(Exception):
+    """A frame or value that cannot be decoded (malformed, too large, or not plain data)."""
+
+
+class PeerClosed(ProtocolError):
+    """The other end closed the channel."""
+
+
+class ReadTimeout(ProtocolError):
+    """No complete frame arrived before the deadline."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A callable the worker builds from trusted, public code (see ``recipes.py``)."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A reference to an object that lives in the worker (e.g. a learner's ``nn.Module``)."""
+
+    id: int
+
+
+def _is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.blobs: list[bytes] = []
+
+    def _blob(self, array: np.ndarray) -> int:
+        if array.dtype.hasobject:
+            raise ProtocolError("an array of Python objects is not plain data")
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+        self.blobs.append(buf.getvalue())
+        return len(self.blobs) - 1
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise ProtocolError("value is nested too deeply")
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int) and type(value) in (int, bool):
+            return value
+        if type(value) is float:
+            if math.isfinite(value):
+                return value
+            return {"$f": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+        if type(value) is complex:
+            return {"$c": [self.encode(value.real), self.encode(value.imag)]}
+        if type(value) is np.ndarray:
+            return {"$a": self._blob(value)}
+        if isinstance(value, np.generic) and not isinstance(value, np.object_):
+            return {"$s": self._blob(np.asarray(value))}
+        if type(value) is list:
+            return [self.encode(v, depth + 1) for v in value]
+        if type(value) is tuple:
+            return {"$t": [self.encode(v, depth + 1) for v in value]}
+        if type(value) is dict:
+            return {"$d": [[self.encode(k, depth + 1), self.encode(v, depth + 1)]
+                           for k, v in value.items()]}
+        if isinstance(value, Recipe):
+            return {"$r": value.name, "p": self.encode(value.params, depth + 1)}
+        if isinstance(value, Handle):
+            return {"$h": value.id}
+        if _is_torch_tensor(value):
+            return self._tensor(value)
+        raise ProtocolError(f"an object of type {type(value).__qualname__}, which is not plain "
+                            "data (numbers, strings, numpy arrays, tensors, and lists, tuples "
+                            "or dicts of these)")
+
+    def _tensor(self, t: Any) -> dict[str, Any]:
+        import torch
+
+        if type(t) is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
+            raise ProtocolError(f"a tensor subclass ({type(t).__qualname__}) is not plain data")
+        dtype = str(t.dtype)
+        data = t.detach()
+        if data.dtype == torch.bfloat16:
+            data = data.float()
+        return {"$T": self._blob(data.cpu().numpy()), "dtype": dtype, "device": str(t.device)}
+
+
+def _load_npy(blob: bytes) -> np.ndarray:
+    try:
+        return np.load(io.BytesIO(blob), allow_pickle=False)
+    except Exception as exc:  # malformed data from an untrusted peer
+        raise ProtocolError(f"malformed array: {exc}") from None
+
+
+class _Decoder:
+    def __init__(self, blobs: list[bytes], *, allow_recipes: bool, tensor_device: str | None):
+        self.blobs = blobs
+        self.allow_recipes = allow_recipes
+        self.tensor_device = tensor_device
+
+    def _blob(self, index: Any) -> bytes:
+        if type(index) is not int or not 0 <= index < len(self.blobs):
+            raise ProtocolError("bad blob reference")
+        return self.blobs[index]
+
+    def decode(self, node: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise ProtocolError("value is nested too deeply")
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v, depth + 1) for v in node]
+        if not isinstance(node, dict) or len(node) == 0:
+            raise ProtocolError("malformed value")
+        if "$f" in node:
+            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[node["$f"]]
+        if "$c" in node:
+            re, im = (self.decode(v, depth + 1) for v in node["$c"])
+            return complex(float(re), float(im))
+        if "$t" in node:
+            return tuple(self.decode(v, depth + 1) for v in node["$t"])
+        if "$d" in node:
+            return {self._key(k, depth): self.decode(v, depth + 1) for k, v in node["$d"]}
+        if "$a" in node:
+            return _load_npy(self._blob(node["$a"]))
+        if "$s" in node:
+            arr = _load_npy(self._blob(node["$s"]))
+            if arr.ndim != 0:
+                raise ProtocolError("malformed scalar")
+            return arr[()]
+        if "$T" in node:
+            return self._tensor(node)
+        if "$h" in node:
+            return Handle(int(node["$h"]))
+        if "$r" in node and self.allow_recipes:
+            return Recipe(str(node["$r"]), self.decode(node["p"], depth + 1))
+        raise ProtocolError("malformed value")
+
+    def _key(self, node: Any, depth: int) -> Any:
+        key = self.decode(node, depth + 1)
+        if not isinstance(key, (str, int, float, bool, tuple)) and key is not None:
+            raise ProtocolError("unhashable dict key")
+        return key
+
+    def _tensor(self, node: dict[str, Any]) -> Any:
+        import torch
+
+        arr = _load_npy(self._blob(node["$T"]))
+        name = str(node.get("dtype", "")).removeprefix("torch.")
+        dtype = getattr(torch, name, None)
+        if not isinstance(dtype, torch.dtype):
+            raise ProtocolError(f"unknown tensor dtype {name!r}")
+        t = torch.from_numpy(arr.copy()).to(dtype)
+        device = self.tensor_device or str(node.get("device", "cpu"))
+        if device.startswith("cuda") and torch.cuda.is_available():
+            t = t.to(device)
+        return t
+
+
+def encode_message(header: dict[str, Any], payload: Any) -> bytes:
+    """Encode ``payload`` into ``header['value']`` and return the whole frame."""
+    enc = _Encoder()
+    head = dict(header)
+    head["value"] = enc.encode(payload)
+    head["blobs"] = [len(b) for b in enc.blobs]
+    raw = json.dumps(head, allow_nan=False).encode()
+    return HEADER.pack(len(raw)) + raw + b"".join(enc.blobs)
+
+
+def decode_value(head: dict[str, Any], blobs: list[bytes], *, allow_recipes: bool = False,
+                 tensor_device: str | None = None) -> Any:
+    return _Decoder(blobs, allow_recipes=allow_recipes,
+                    tensor_device=tensor_device).decode(head.get("value"))
+
+
+def write_frame(fd: int, frame: bytes) -> None:
+    view = memoryview(frame)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks: list[bytes] = []
+    remaining = n
+    while remaining:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ReadTimeout("deadline passed")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise ReadTimeout("deadline passed")
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise PeerClosed("channel closed")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, deadline: float | None = None,
+               max_blob_bytes: int = MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one frame; raise ``ReadTimeout``, ``PeerClosed`` or ``ProtocolError``."""
+    (size,) = HEADER.unpack(_read_exact(fd, HEADER.size, deadline))
+    if size > MAX_HEADER_BYTES:
+        raise ProtocolError(f"message header of {size} bytes is over the limit")
+    try:
+        head = json.loads(_read_exact(fd, size, deadline))
+    except (ValueError, RecursionError):
+        raise ProtocolError("malformed message header") from None
+    if not isinstance(head, dict):
+        raise ProtocolError("malformed message header")
+    sizes = head.get("blobs", [])
+    if not isinstance(sizes, list) or not all(type(s) is int and s >= 0 for s in sizes):
+        raise ProtocolError("malformed blob table")
+    if sum(sizes) > max_blob_bytes:
+        raise ProtocolError(f"the result is {sum(sizes) / 2**20:.0f} MiB, over the "
+                            f"{max_blob_bytes / 2**20:.0f} MiB limit")
+    return head, [_read_exact(fd, s, deadline) for s in sizes]

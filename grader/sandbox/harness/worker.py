@@ -1,0 +1,232 @@
+"""The learner worker: the only process that imports and runs learner code.
+
+It reads requests from one pipe and answers on another (``protocol.py`` frames). It holds no
+expected values and decides nothing: it calls what it is asked to call and returns the result
+as plain data, with the learner's printed output and, on an exception, the traceback lines
+that belong to the learner's files.
+
+Requests (``header["op"]``):
+- ``call``: ``module``, ``func``; the value is ``[args, kwargs]``. ``func`` may be a dotted
+  attribute path; ``handle`` (an int) calls a method of a stored object instead.
+- ``new``: like ``call``, but the result is stored and a ``Handle`` is returned.
+- ``apply``: the first argument is a recipe; call the callable it builds with the rest
+  (e.g. count the parameters of a learner's module, passed as a handle).
+- ``load``: import a learner module (reports import errors early).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from . import protocol, recipes
+
+OUTPUT_CAP = 64 * 1024
+
+
+class CappedWriter(io.TextIOBase):
+    """A text stream that keeps the first ``cap`` characters and counts the rest."""
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        self.cap = cap
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        s = str(s)
+        room = self.cap - self.kept
+        if room > 0:
+            self.parts.append(s[:room])
+            self.kept += min(room, len(s))
+        self.dropped += max(0, len(s) - max(room, 0))
+        return len(s)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n[output truncated: {self.dropped} more characters]"
+        return out
+
+
+class Worker:
+    def __init__(self, submission_dir: Path, request_fd: int, response_fd: int) -> None:
+        self.submission_dir = submission_dir
+        self.request_fd = request_fd
+        self.response_fd = response_fd
+        self.modules: dict[str, Any] = {}
+        self.objects: dict[int, Any] = {}
+
+    # -- learner code -----------------------------------------------------------------
+    def learner_files(self) -> set[str]:
+        return {str(p.resolve()) for p in self.submission_dir.glob("*.py")}
+
+    def load(self, slug: str) -> Any:
+        if slug in self.modules:
+            return self.modules[slug]
+        path = self.submission_dir / f"{slug}.py"
+        if not path.is_file():
+            raise _ImportFailed(FileNotFoundError(f"there is no file {slug}.py"))
+        spec = importlib.util.spec_from_file_location(slug, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[slug] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:
+            sys.modules.pop(slug, None)
+            raise _ImportFailed(exc) from None
+        self.modules[slug] = module
+        return module
+
+    def resolve(self, header: dict[str, Any]) -> Any:
+        if header.get("handle") is not None:
+            target = self.objects[int(header["handle"])]
+            path = str(header["func"]).split(".")
+        else:
+            target = self.load(str(header["module"]))
+            path = str(header["func"]).split(".")
+        for name in path:
+            if not hasattr(target, name):
+                raise _Missing(name)
+            target = getattr(target, name)
+        return target
+
+    def materialise(self, value: Any) -> Any:
+        """Turn recipes and handles received from the grader into live objects."""
+        if isinstance(value, protocol.Recipe):
+            return recipes.build(value.name, self.materialise(value.params))
+        if isinstance(value, protocol.Handle):
+            return self.objects[value.id]
+        if isinstance(value, list):
+            return [self.materialise(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.materialise(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.materialise(v) for k, v in value.items()}
+        return value
+
+    # -- the request loop ---------------------------------------------------------------
+    def handle(self, header: dict[str, Any], blobs: list[bytes]) -> bytes:
+        op = header.get("op")
+        out = CappedWriter()
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = out
+        started = time.perf_counter()
+        try:
+            if op == "load":
+                self.load(str(header["module"]))
+                result: Any = None
+            else:
+                args, kwargs = self.materialise(
+                    protocol.decode_value(header, blobs, allow_recipes=True))
+                if op == "apply":  # a trusted recipe applied to learner objects
+                    fn, args = args[0], args[1:]
+                else:
+                    fn = self.resolve(header)
+                result = fn(*args, **kwargs)
+                if op == "new":
+                    handle = protocol.Handle(len(self.objects) + 1)
+                    self.objects[handle.id] = result
+                    result = handle
+        except BaseException as exc:  # noqa: BLE001 - every learner failure is reported
+            sys.stdout, sys.stderr = saved
+            return self.failure(header, exc, out, time.perf_counter() - started)
+        finally:
+            sys.stdout, sys.stderr = saved
+        elapsed = time.perf_counter() - started
+        reply = {"ok": True, "output": out.text(), "duration_s": elapsed}
+        try:
+            return protocol.encode_message(reply, result)
+        except protocol.ProtocolError as exc:
+            return protocol.encode_message(
+                {"ok": False, "kind": "bad_return", "type": "TypeError",
+                 "message": str(exc), "output": out.text(), "duration_s": elapsed},
+                None)
+
+    def failure(self, header: dict[str, Any], exc: BaseException, out: CappedWriter,
+                elapsed: float) -> bytes:
+        where = "call"
+        if isinstance(exc, _ImportFailed):
+            where, exc = "import", exc.inner
+        if isinstance(exc, _Missing):
+            kind, message = "missing", f"does not define {exc.args[0]!r}"
+        else:
+            kind, message = "exception", _exception_message(exc)
+        mro = [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"]
+        reply = {"ok": False, "kind": kind, "where": where, "type": type(exc).__name__,
+                 "mro": mro, "message": message, "traceback": self.learner_frames(exc),
+                 "output": out.text(), "duration_s": elapsed}
+        if isinstance(exc, SyntaxError):
+            reply["lineno"] = exc.lineno
+        return protocol.encode_message(reply, None)
+
+    def learner_frames(self, exc: BaseException) -> list[str]:
+        files = self.learner_files()
+        lines = []
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if str(Path(frame.filename).resolve()) in files:
+                lines.append(f"{Path(frame.filename).name}, line {frame.lineno}, in {frame.name}:"
+                             f" {(frame.line or '').strip()}")
+        if isinstance(exc, SyntaxError) and exc.filename and \
+                str(Path(exc.filename).resolve()) in files:
+            lines.append(f"{Path(exc.filename).name}, line {exc.lineno}: "
+                         f"{(exc.text or '').strip()}")
+        return lines[-20:]
+
+    def serve(self) -> None:
+        while True:
+            try:
+                header, blobs = protocol.read_frame(self.request_fd)
+            except protocol.PeerClosed:
+                return
+            frame = self.handle(header, blobs)
+            protocol.write_frame(self.response_fd, frame)
+
+
+class _Missing(Exception):
+    pass
+
+
+class _ImportFailed(Exception):
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(inner)
+        self.inner = inner
+
+
+def _exception_message(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"the learner's code called sys.exit({exc.code!r})"
+    if isinstance(exc, SyntaxError):
+        return f"{exc.msg} (line {exc.lineno})"
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a hostile __str__
+        text = "<unprintable message>"
+    return text[:2000]
+
+
+def configure_threads() -> None:
+    """One thread everywhere: a deterministic, fork-safe and fair worker."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    submission_dir, request_fd, response_fd = Path(argv[0]), int(argv[1]), int(argv[2])
+    configure_threads()
+    sys.path.insert(0, str(submission_dir))
+    Worker(submission_dir, request_fd, response_fd).serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""``learner``: the hidden suites' handle on the learner's module, living in the worker.
+
+``learner.grid_local_mask(2, 3, 1)`` sends the call to the worker and returns the decoded
+result, or raises a ``faults.LearnerFault``. ``learner.new("PatchViT", dim=32)`` builds an
+object in the worker and returns a ``RemoteObject`` whose methods are called the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .harness.protocol import Handle, Recipe
+from .process import WorkerProcess
+
+
+@dataclass
+class CallLog:
+    """What the learner's calls of one test printed, and how long they ran."""
+
+    output: list[str] = field(default_factory=list)
+    learner_time_s: float = 0.0
+    last_duration_s: float = 0.0
+    calls: int = 0
+
+    def text(self) -> str:
+        return "".join(self.output)
+
+
+class LearnerProxy:
+    def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
+                 log: CallLog) -> None:
+        self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
+
+    def _request(self, op: str, func: str, args: tuple, kwargs: dict,
+                 handle: Handle | None = None) -> Any:
+        self._log.calls += 1
+        try:
+            reply = self._worker.request(op, module=self._slug, func=func, args=args,
+                                         kwargs=kwargs, timeout=self._timeout,
+                                         handle=None if handle is None else handle.id)
+        except Exception as exc:
+            self._log.output.append(getattr(exc, "output", "") + self._worker.take_output())
+            raise
+        self._log.output.append(reply.output + self._worker.take_output())
+        self._log.learner_time_s += reply.duration_s
+        self._log.last_duration_s = reply.duration_s
+        return reply.value
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._request("call", name, args, kwargs)
+
+    def load(self) -> None:
+        """Import the learner's module now (import errors surface here)."""
+        self._request("load", "", (), {})
+
+    @property
+    def last_call_seconds(self) -> float:
+        """How long the learner's code ran in the last call (measured in the worker)."""
+        return self._log.last_duration_s
+
+    def apply(self, recipe: Recipe, *args: Any, **kwargs: Any) -> Any:
+        """Build ``recipe`` in the worker and call it with ``args`` (handles allowed)."""
+        return self._request("apply", "", (recipe, *args), kwargs)
+
+    def new(self, name: str, *args: Any, **kwargs: Any) -> RemoteObject:
+        """Construct ``name(*args, **kwargs)`` in the worker; return a handle to it."""
+        handle = self._request("new", name, args, kwargs)
+        return RemoteObject(self, handle, self._worker.generation)
+
+
+class RemoteObject:
+    """An object in the worker; attribute access yields callables for its methods."""
+
+    def __init__(self, proxy: LearnerProxy, handle: Handle, generation: int) -> None:
+        self._proxy, self._handle, self._generation = proxy, handle, generation
+
+    @property
+    def handle(self) -> Handle:
+        """Pass this as an argument to hand the object itself to another learner call."""
+        return self._handle
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._proxy._request("call", name, args, kwargs,
+                                                            handle=self._handle)

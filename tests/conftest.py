@@ -1,0 +1,38 @@
+"""Shared helpers for the project's tests: grade learner source code through the real engine."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader.engine.results import ExerciseResult, TestResult
+from grader.engine.runner import grade
+
+
+def grade_source(tmp_path: Path, slug: str, source: str, device: str = "cpu") -> ExerciseResult:
+    """Grade ``source`` as the learner's ``<slug>.py`` and return the exercise's result."""
+    path = tmp_path / f"{slug}.py"
+    path.write_text(textwrap.dedent(source))
+    return grade({slug: path}, submission="test", device=device).exercises[0]
+
+
+def grade_file(slug: str, path: Path, device: str = "cpu") -> ExerciseResult:
+    return grade({slug: path}, submission="test", device=device).exercises[0]
+
+
+def by_name(result: ExerciseResult) -> dict[str, TestResult]:
+    return {t.name: t for t in result.tests}
+
+
+def reference_source(slug: str) -> str:
+    """The reference solution's source, to derive wrong variants from in tests."""
+    return catalog.get(slug).solution.read_text()
+
+
+@pytest.fixture
+def grade_src(tmp_path: Path):
+    """``grade_src(slug, source)`` grades a learner source string, returns ``ExerciseResult``."""
+    return lambda slug, source, device="cpu": grade_source(tmp_path, slug, source, device)
