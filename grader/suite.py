@@ -14,8 +14,9 @@ same arguments as a reference function, decorated with ``@mistake(func, name, me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -36,4 +36,4 @@ def test_known_mistakes_are_named(grade_src, old, new, mistake):
     tests = by_name(result)
     assert tests["square_grid_radius_1"].status == "failed"
     assert tests["square_grid_radius_1"].mistake == mistake
-    assert "Your mask matches" in tests["square_grid_radius_1"].message
+    assert "Your mask matches" in tests["square_grid_radius_1"].mistake_message

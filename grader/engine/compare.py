@@ -73,7 +73,8 @@ class Comparison:
                              "actual_shape": self.actual_shape, "tolerance": self.tolerance}
         if self.max_abs_error is not None:
             d.update(max_abs_error=_num(self.max_abs_error),
-                     max_rel_error=_num(self.max_rel_error),
+                     max_rel_error=None if self.max_rel_error is None else
+                     _num(self.max_rel_error),
                      worst_index=self.worst_index,
                      expected_at_worst=_num(self.expected_at_worst),
                      actual_at_worst=_num(self.actual_at_worst),
@@ -179,7 +180,7 @@ def _exact(act: np.ndarray, exp: np.ndarray, base: dict[str, Any]) -> Comparison
         False, f"{n_bad} of {exp.size} values differ; first{where}: expected "
         f"{fmt(exp[idx])}, got {fmt(act[idx])}",
         max_abs_error=float(np.max(np.abs(act.astype(np.float64) - exp))),
-        max_rel_error=math.nan, worst_index=idx, expected_at_worst=exp[idx].item(),
+        worst_index=idx, expected_at_worst=exp[idx].item(),
         actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size), **base)
 
 

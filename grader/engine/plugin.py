@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -6,9 +6,7 @@ reports are rendered from.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 TEST_STATUSES = ("passed", "failed", "error", "timeout", "crashed")
@@ -17,6 +15,8 @@ EXERCISE_STATUSES = ("passed", "failed", "not_submitted", "error")
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class
+
     name: str
     status: str
     score: float
@@ -24,7 +24,9 @@ class TestResult:
     message: str = ""
     hint: str = ""
     mistake: str | None = None
+    mistake_message: str = ""
     duration_s: float = 0.0
+    visibility: str = "hidden"
     description: str = ""
     diagnostics: dict[str, Any] | None = None
     output: str = ""
@@ -42,7 +44,6 @@ class ExerciseResult:
     title: str
     status: str
     tests: list[TestResult] = field(default_factory=list)
-    statement_html: str = ""
     message: str = ""
 
     @property
@@ -83,9 +84,6 @@ class SubmissionResult:
                 "tests": [_test_dict(t) for t in e.tests],
             } for e in self.exercises],
         }
-
-    def write_json(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
 
 
 def _test_dict(t: TestResult) -> dict[str, Any]:

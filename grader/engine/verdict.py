@@ -21,9 +21,8 @@ from .check import Check, GradeFailure
 from .results import TestResult
 
 
-def test_name(item: pytest.Item) -> str:
-    name = item.name.removeprefix("test_")
-    return name
+def _test_name(item: pytest.Item) -> str:
+    return item.name.removeprefix("test_")
 
 
 def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
@@ -32,9 +31,10 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     points = float(marker.kwargs["points"]) if marker else 0.0
     hint = marker.kwargs.get("hint", "") if marker else ""
     doc = (getattr(item, "function", None).__doc__ or "").strip().splitlines()
-    result = TestResult(name=test_name(item), status="passed", score=points, max_score=points,
-                        hint="", duration_s=duration_s, description=doc[0] if doc else "",
-                        output=log.text() if log else "")
+    visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
+    result = TestResult(name=_test_name(item), status="passed", score=points, max_score=points,
+                        duration_s=duration_s, visibility=visibility,
+                        description=doc[0] if doc else "", output=log.text() if log else "")
     if check is not None:
         result.notes = list(check.notes)
         if check.comparisons:
@@ -50,6 +50,7 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
             result.diagnostics = exc.comparison.diagnostics()
         if exc.mistake is not None:
             result.mistake = exc.mistake.name
+            result.mistake_message = exc.mistake.message
     elif isinstance(exc, faults.LearnerFault):
         result.status, result.message = exc.status, exc.message
         result.traceback = list(exc.traceback)

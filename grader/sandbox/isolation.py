@@ -13,9 +13,9 @@ import resource
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 HARNESS_SRC = Path(__file__).parent / "harness"
 HARNESS_NAME = "gradeharness"

@@ -172,6 +172,6 @@ class WorkerProcess:
             return faults.MissingName(f"{module}.py {message}", **kw)
         if exc_type == "NotImplementedError":
             return faults.NotImplementedYet("not implemented yet (the function raises "
-                                            "NotImplementedError)", **kw)
+                                            "NotImplementedError)", output=output)
         mro = [str(m) for m in head.get("mro", [])]
         return faults.LearnerRaised(exc_type, mro, message, **kw)

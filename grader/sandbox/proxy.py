@@ -7,8 +7,9 @@ object in the worker and returns a ``RemoteObject`` whose methods are called the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .harness.protocol import Handle, Recipe
 from .process import WorkerProcess

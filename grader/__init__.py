@@ -1,0 +1,11 @@
+"""vit-grader: an interview-practice autograder for ML (Vision Transformers, inductive bias)."""
+
+import os
+
+# One BLAS/OpenMP thread in the grading process, set before numpy or torch is imported: the
+# reference's runtime is then comparable with the learner's (the worker runs on one thread),
+# and a process that later forks workers never ran multi-threaded kernels.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+__version__ = "0.1.0"

@@ -1,0 +1,55 @@
+"""shape_bias through the real grader: reference, stub, every known mistake, wrong answers."""
+
+import pytest
+from conftest import by_name, grade_file, reference_source
+
+from grader import catalog
+
+SLUG = "shape_bias"
+
+
+def test_reference_scores_full_marks(grade_src):
+    result = grade_src(SLUG, reference_source(SLUG))
+    assert result.status == "passed"
+    assert result.score == result.max_score == catalog.get(SLUG).points == 9
+
+
+def test_stub_scores_zero():
+    result = grade_file(SLUG, catalog.get(SLUG).stub)
+    assert result.score == 0
+    assert "not implemented" in by_name(result)["seed_six_trials"].message
+
+
+@pytest.mark.parametrize("old, new, test, mistake", [
+    ("conflict = shape != texture", "conflict = np.ones(len(pred), dtype=bool)",
+     "drops_trials_without_conflict", "keeps_no_conflict"),
+    ("decided = n_shape + n_texture", "decided = int(np.count_nonzero(conflict))",
+     "seed_six_trials", "divides_by_trials"),
+    ("return n_shape / decided", "return n_texture / decided",
+     "seed_six_trials", "texture_bias"),
+    ("return math.nan", "return 0.0", "nan_when_nothing_counts", "zero_when_empty"),
+])
+def test_known_mistakes_are_named(grade_src, old, new, test, mistake):
+    src = reference_source(SLUG)
+    assert src.count(old) == 1
+    result = grade_src(SLUG, src.replace(old, new))
+    tests = by_name(result)
+    assert tests[test].status == "failed"
+    assert tests[test].mistake == mistake
+    assert "Your value" in tests[test].message
+
+
+def test_wrong_submissions_fail_with_useful_messages(grade_src):
+    src = reference_source(SLUG)
+    # No length check: unequal lengths broadcast silently instead of raising.
+    no_check = src.replace("    if not len(pred) == len(shape) == len(texture):",
+                           "    if False:")
+    tests = by_name(grade_src(SLUG, no_check))
+    assert tests["unequal_lengths_raise"].status == "failed"
+    assert "should raise ValueError" in tests["unequal_lengths_raise"].message
+    assert tests["seed_six_trials"].status == "passed"
+    # A percentage instead of a fraction.
+    percent = src.replace("return n_shape / decided", "return 100 * n_shape / decided")
+    test = by_name(grade_src(SLUG, percent))["seed_six_trials"]
+    assert test.status == "failed" and test.mistake is None
+    assert "expected 0.6, got 60" in test.message
