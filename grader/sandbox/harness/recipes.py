@@ -35,7 +35,7 @@ def _torch_module_fn(module: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 def _conv2d(weight: np.ndarray, bias: np.ndarray | None = None, stride: int = 1,
             circular: bool = True) -> Callable[[np.ndarray], np.ndarray]:
-    """A ``torch.nn.Conv2d`` with the given weights ``(C_out, C, k, k)``, ``(C, H, W) -> (C_out, H', W')``.
+    """A ``torch.nn.Conv2d`` with weights ``(C_out, C, k, k)``: ``(C, H, W) -> (C_out, H', W')``.
 
     ``circular=True`` pads circularly by ``k // 2`` (odd ``k``); otherwise no padding.
     """
