@@ -9,7 +9,8 @@ To add a recipe: write ``def _name(**params) -> Callable`` and register it in ``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
