@@ -24,7 +24,8 @@ from grader.state import State
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
-def _complete_exercise(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+def _complete_exercise(ctx: click.Context, param: click.Parameter | None,
+                       incomplete: str) -> list[Any]:
     return [click.shell_completion.CompletionItem(s) for s in catalog.load()
             if s.startswith(incomplete)]
 
@@ -52,6 +53,11 @@ class DefaultGroup(click.Group):
     """A group whose first argument, when it is not a command, goes to ``run``."""
 
     default_command = "run"
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """`grade <TAB>` offers exercise names as well as the commands."""
+        return super().shell_complete(ctx, incomplete) + _complete_exercise(ctx, None,
+                                                                           incomplete)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):

@@ -138,3 +138,55 @@ def test_installed_entry_point_runs(project):
     assert proc.returncode == 1, proc.stderr
     assert "Score 0/9" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_exercise_names_tab_complete(project):
+    exe = Path(sys.executable).with_name("grade")
+    env = {"PATH": str(exe.parent), "_GRADE_COMPLETE": "bash_complete", "COMP_WORDS": "grade gr",
+           "COMP_CWORD": "1"}
+    out = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert "grid_local_mask" in out
+    env.update(COMP_WORDS="grade show att", COMP_CWORD="2")
+    out = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert "attention_rollout" in out
+
+
+def _read_until(proc: subprocess.Popen, needle: str, timeout: float = 60.0) -> str:
+    """Read the process's output (unbuffered, from the fd) until ``needle`` has appeared."""
+    import os
+    import select
+    import time
+
+    seen = b""
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    while needle.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} never came; output so far:\n{seen.decode()}"
+        if select.select([fd], [], [], min(left, 1.0))[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the process ended; output:\n{seen.decode()}"
+            seen += chunk
+    return seen.decode()
+
+
+def test_watch_regrades_when_the_file_is_saved(project):
+    import os
+    import signal
+
+    exe = Path(sys.executable).with_name("grade")
+    env = {k: v for k, v in os.environ.items() if k != "TERM"}
+    proc = subprocess.Popen([str(exe), "--watch", "grid_local_mask", "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, cwd=project)
+    try:
+        first = _read_until(proc, "watching for changes")
+        assert "Score 0/9" in first
+        shutil.copy(SOLUTIONS / "grid_local_mask.py", project / "exercises")
+        second = _read_until(proc, "watching for changes")
+        assert "Score 9/9" in second
+        proc.send_signal(signal.SIGINT)
+        assert "stopped watching" in _read_until(proc, "stopped watching")
+        proc.wait(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        proc.kill()
