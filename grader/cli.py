@@ -126,7 +126,8 @@ def _select(exercises: tuple[str, ...], submission: Path | None,
 
 
 def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_dir: Path,
-               as_json: bool, verbosity: int) -> SubmissionResult:
+               as_json: bool, verbosity: int, remember: bool = True) -> SubmissionResult:
+    """Grade, print, write the report; ``remember`` keeps the scores for `grade list`."""
     from grader.engine.runner import grade
     from grader.report.html import write_report
 
@@ -139,11 +140,12 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 
     result = grade(files, submission=name, device=device, on_test=on_test)
     index = write_report(result, report_dir)
-    state = State.load()
-    for e in result.exercises:
-        if e.status != "not_submitted":
-            state.last_score[e.exercise] = [e.score, e.max_score]
-    state.save()
+    if remember:
+        state = State.load()
+        for e in result.exercises:
+            if e.status != "not_submitted":
+                state.last_score[e.exercise] = [e.score, e.max_score]
+        state.save()
     out.finish(result, index)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
@@ -178,7 +180,7 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
         return
     try:
         result = grade_once(files, name, device=dev, report_dir=report_dir, as_json=as_json,
-                            verbosity=verbosity)
+                            verbosity=verbosity, remember=submission is None)
     except (OSError, RuntimeError) as exc:
         click.secho(f"grading could not run: {exc}", fg="red", err=True)
         sys.exit(EXIT_INTERNAL)

@@ -88,7 +88,10 @@ class Check:
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
         if not cmp.ok:
             found = self._match_mistake(actual, mistake_call, rtol, atol)
-            raise GradeFailure(f"{what}: {cmp.reason}", cmp, found)
+            message = f"{what}: {cmp.reason}"
+            if found is not None:
+                message += f". {found.message}"
+            raise GradeFailure(message, cmp, found)
         return cmp
 
     def _match_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None, rtol: float,

@@ -37,6 +37,13 @@ class TestResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @property
+    def reason(self) -> str:
+        """The message without the known-mistake sentence (shown apart in reports)."""
+        if self.mistake_message and self.message.endswith(". " + self.mistake_message):
+            return self.message[: -len(self.mistake_message) - 2]
+        return self.message
+
 
 @dataclass
 class ExerciseResult:

@@ -46,7 +46,7 @@ class Printer:
         self._echo(f"  {status} {t.name:<38} {points:>7}  {t.duration_s:6.2f}s")
         indent = " " * 12
         if not t.passed and t.message:
-            self._echo(textwrap.fill(t.message, 96, initial_indent=indent,
+            self._echo(textwrap.fill(t.reason, 96, initial_indent=indent,
                                      subsequent_indent=indent))
             if t.mistake:
                 self._echo(textwrap.fill(f"known mistake: {t.mistake_message}", 96,
