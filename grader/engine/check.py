@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from grader.suite import KnownMistake
 
 
+def _short(value: Any) -> str:
+    """A short form of an argument for messages: arrays by shape and dtype."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and getattr(value, "dtype", None) is not None:
+        return f"<{type(value).__name__} {tuple(shape)} {value.dtype}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class GradeFailure(AssertionError):
     """The learner's answer is wrong. ``message`` is the one-sentence verdict."""
 
@@ -112,7 +121,8 @@ class Check:
 
     def raises(self, exc_type: str, func: str, *args: Any, **kwargs: Any) -> None:
         """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``."""
-        shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        shown = ", ".join([_short(a) for a in args] +
+                          [f"{k}={_short(v)}" for k, v in kwargs.items()])
         try:
             getattr(self.learner, func)(*args, **kwargs)
         except faults.LearnerRaised as exc:
@@ -121,6 +131,10 @@ class Check:
             raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it raised "
                                f"{exc.message}") from None
         raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it returned normally")
+
+    def fail(self, message: str, mistake: Any = None) -> None:
+        """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake."""
+        raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake))
 
     def that(self, condition: bool, message: str) -> None:
         """Fail with ``message`` unless ``condition`` holds (for property tests)."""

@@ -175,10 +175,11 @@ def _exact(act: np.ndarray, exp: np.ndarray, base: dict[str, Any]) -> Comparison
     if n_bad == 0:
         return Comparison(True, rtol=None, atol=None, **base)
     idx = _first_index(bad)
-    where = f" at index {idx}" if act.ndim else ""
+    reason = (f"{n_bad} of {exp.size} values differ; first at index {idx}: expected "
+              f"{fmt(exp[idx])}, got {fmt(act[idx])}" if act.ndim else
+              f"expected {fmt(exp[idx])}, got {fmt(act[idx])}")
     return Comparison(
-        False, f"{n_bad} of {exp.size} values differ; first{where}: expected "
-        f"{fmt(exp[idx])}, got {fmt(act[idx])}",
+        False, reason,
         max_abs_error=float(np.max(np.abs(act.astype(np.float64) - exp))),
         worst_index=idx, expected_at_worst=exp[idx].item(),
         actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size), **base)
@@ -208,25 +209,28 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
     finite = ~(nan_e | inf_e)
     a, e = np.where(finite, act, 0), np.where(finite, exp, 0)
     abs_err = np.abs(a - e)
-    rel_err = abs_err / np.maximum(np.abs(e), np.finfo(np.float64).tiny)
-    rel_err = np.where(abs_err == 0, 0.0, rel_err)
+    nonzero = np.abs(e) > 0  # the relative error is defined where the expected value is not 0
+    rel_err = np.where(nonzero, abs_err / np.where(nonzero, np.abs(e), 1.0), 0.0)
     outside = abs_err > atol + rtol * np.abs(e)
     n_out = int(outside.sum())
     if exp.size == 0:
         return Comparison(True, **tol, **base)
     idx = _first_index(abs_err == abs_err.max())
-    stats = dict(max_abs_error=float(abs_err.max()), max_rel_error=float(rel_err.max()),
+    stats = dict(max_abs_error=float(abs_err.max()),
+                 max_rel_error=float(rel_err.max()) if nonzero.any() else None,
                  worst_index=idx, expected_at_worst=exp[idx].item(),
                  actual_at_worst=act[idx].item(), n_outside=n_out, n_total=int(exp.size))
     if n_out == 0:
         return Comparison(True, **stats, **tol, **base)
     if act.ndim == 0:
+        rel = "" if stats["max_rel_error"] is None else \
+            f", relative error {fmt(stats['max_rel_error'])}"
         reason = (f"expected {fmt(exp[()])}, got {fmt(act[()])} (absolute error "
-                  f"{fmt(stats['max_abs_error'])}, relative error "
-                  f"{fmt(stats['max_rel_error'])}; tolerance rtol={rtol:g}, atol={atol:g})")
+                  f"{fmt(stats['max_abs_error'])}{rel}; tolerance rtol={rtol:g}, atol={atol:g})")
     else:
         reason = (f"{n_out} of {exp.size} values are outside the tolerance (rtol={rtol:g}, "
                   f"atol={atol:g}); largest absolute error {fmt(stats['max_abs_error'])} at index "
-                  f"{idx}: expected {fmt(exp[idx])}, got {fmt(act[idx])}; largest relative error "
-                  f"{fmt(stats['max_rel_error'])}")
+                  f"{idx}: expected {fmt(exp[idx])}, got {fmt(act[idx])}")
+        if stats["max_rel_error"] is not None:
+            reason += f"; largest relative error {fmt(stats['max_rel_error'])}"
     return Comparison(False, reason, **stats, **tol, **base)

@@ -77,3 +77,9 @@ class Crashed(LearnerFault):
             how = f"exit code {returncode}"
         super().__init__(f"the learner's process ended: {how}", **kw)
         self.returncode = returncode
+
+
+class ObjectLost(LearnerFault):
+    """A learner object (``learner.new``) lived in a worker that has since been replaced."""
+
+    status = "crashed"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import faults
 from .harness.protocol import Handle, Recipe
 from .process import WorkerProcess
 
@@ -86,5 +87,8 @@ class RemoteObject:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        if self._generation != self._proxy._worker.generation:
+            raise faults.ObjectLost("the learner's object was lost: its process was restarted "
+                                    "after an earlier failure")
         return lambda *args, **kwargs: self._proxy._request("call", name, args, kwargs,
                                                             handle=self._handle)

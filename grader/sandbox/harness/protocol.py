@@ -75,8 +75,10 @@ class _Encoder:
     def _blob(self, array: np.ndarray) -> int:
         if array.dtype.hasobject:
             raise ProtocolError("an array of Python objects is not plain data")
+        if not array.flags.c_contiguous:
+            array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
         buf = io.BytesIO()
-        np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+        np.save(buf, array, allow_pickle=False)
         self.blobs.append(buf.getvalue())
         return len(self.blobs) - 1
 

@@ -1,0 +1,100 @@
+"""The wire format between grader and worker: plain data round-trips; nothing else passes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from grader.sandbox.harness import protocol
+
+
+def roundtrip(value, **kw):
+    import os
+
+    r, w = os.pipe()
+    try:
+        protocol.write_frame(w, protocol.encode_message({"ok": True}, value))
+        head, blobs = protocol.read_frame(r)
+    finally:
+        os.close(r)
+        os.close(w)
+    return protocol.decode_value(head, blobs, **kw)
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 3, -2.5, "text", [1, 2.0, "x"], (1, (2, 3)), {"a": 1, 2: [None]},
+    complex(1, -2),
+])
+def test_plain_values_round_trip(value):
+    assert roundtrip(value) == value
+
+
+def test_non_finite_floats_round_trip():
+    out = roundtrip([math.nan, math.inf, -math.inf])
+    assert math.isnan(out[0]) and out[1] == math.inf and out[2] == -math.inf
+
+
+@pytest.mark.parametrize("value", [np.float64(0.25), np.int64(7), np.bool_(True),
+                                   np.float32(1.5)])
+def test_numpy_scalars_keep_type_and_shape(value):
+    out = roundtrip(value)
+    assert type(out) is type(value) and out == value
+
+
+@pytest.mark.parametrize("array", [np.arange(6.0).reshape(2, 3), np.array(3.5),
+                                   np.ones((3, 4), dtype=bool)[:, ::2], np.zeros((0, 2))])
+def test_arrays_keep_shape_dtype_values(array):
+    out = roundtrip(array)
+    assert out.shape == array.shape and out.dtype == array.dtype
+    np.testing.assert_array_equal(out, array)
+
+
+def test_tensors_keep_dtype_and_shape():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    out = roundtrip(t)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
+    assert torch.equal(out, t)
+    assert roundtrip(torch.tensor(2.0)).shape == ()
+
+
+@pytest.mark.parametrize("value", [object(), np.array([object()]), lambda x: x,
+                                   np.ma.masked_array([1, 2])])
+def test_objects_that_are_not_plain_data_are_refused(value):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.encode_message({}, value)
+
+
+def test_recipes_are_decoded_only_when_allowed():
+    head = {"value": {"$r": "scale", "p": {"$d": []}}}
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_value(head, [])
+    assert protocol.decode_value(head, [], allow_recipes=True) == protocol.Recipe("scale", {})
+
+
+def test_pickled_arrays_are_never_loaded():
+    import io
+    import pickle
+
+    buf = io.BytesIO()
+    np.save(buf, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(protocol.ProtocolError, match="malformed array"):
+        protocol.decode_value({"value": {"$a": 0}}, [buf.getvalue()])
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_value({"value": {"$a": 0}}, [pickle.dumps([1, 2])])
+
+
+def test_oversized_results_are_refused():
+    import os
+
+    r, w = os.pipe()
+    try:
+        frame = protocol.encode_message({}, np.zeros(1000))
+        protocol.write_frame(w, frame)
+        with pytest.raises(protocol.ProtocolError, match="over the"):
+            protocol.read_frame(r, max_blob_bytes=1000)
+    finally:
+        os.close(r)
+        os.close(w)
