@@ -10,24 +10,21 @@ from __future__ import annotations
 import html
 import re
 
-_INLINE = [
-    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
-    (re.compile(r"\*\*([^*]+)\*\*"), r"<strong>\1</strong>"),
-    (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>"),
-]
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_ITALIC = re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])")
+_CODE = re.compile(r"`([^`]+)`")
 
 
 def _inline(text: str) -> str:
-    parts = re.split(r"(`[^`]+`)", html.escape(text, quote=False))
-    out = []
-    for part in parts:
-        if part.startswith("`") and part.endswith("`") and len(part) > 1:
-            out.append(f"<code>{part[1:-1]}</code>")
-        else:
-            for pattern, repl in _INLINE[1:]:
-                part = pattern.sub(repl, part)
-            out.append(part)
-    return "".join(out)
+    codes: list[str] = []
+
+    def stash(m: re.Match[str]) -> str:
+        codes.append(f"<code>{m.group(1)}</code>")
+        return f"\x00{len(codes) - 1}\x00"
+
+    out = _CODE.sub(stash, html.escape(text, quote=False))
+    out = _ITALIC.sub(r"<em>\1</em>", _BOLD.sub(r"<strong>\1</strong>", out))
+    return re.sub("\x00(\\d+)\x00", lambda m: codes[int(m.group(1))], out)
 
 
 def _cells(line: str) -> list[str]:
