@@ -63,3 +63,17 @@ def test_references_score_full_marks_through_the_cli(tmp_path, monkeypatch):
     for e in data["exercises"]:
         assert e["status"] == "passed"
         assert e["score"] == e["max_score"] == catalog.get(e["exercise"]).points
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
+def test_every_known_mistake_is_triggered_by_a_project_test(ex):
+    """Each @mistake's name must be asserted in tests/test_exercise_<slug>.py."""
+    import importlib
+    from pathlib import Path
+
+    module = importlib.import_module(f"grader.suites.test_{ex.slug}")
+    tests_file = Path(__file__).with_name(f"test_exercise_{ex.slug}.py")
+    assert tests_file.is_file()
+    text = tests_file.read_text()
+    untested = [m.name for m in mistakes_in(vars(module)) if f'"{m.name}"' not in text]
+    assert untested == []
