@@ -77,3 +77,23 @@ def load() -> dict[str, Exercise]:
 
 def get(slug: str) -> Exercise:
     return load()[slug]
+
+
+@lru_cache(maxsize=1)
+def pack_version() -> str:
+    """A fingerprint of everything a verdict depends on: the index (tolerances, points), the
+    hidden suites, the references, the engine and the worker harness, and the version."""
+    import hashlib
+
+    from grader import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    roots = [INDEX, SUITES_DIR, SOLUTIONS_DIR, PACKAGE_DIR / "engine",
+             PACKAGE_DIR / "sandbox", PACKAGE_DIR / "suite.py"]
+    for root in roots:
+        files = sorted(root.rglob("*.py")) + sorted(root.rglob("*.ini")) if root.is_dir() \
+            else [root]
+        for f in files:
+            digest.update(str(f.relative_to(PROJECT_DIR)).encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]

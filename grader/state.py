@@ -7,11 +7,11 @@ empty state (it is a convenience, never needed to grade).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from grader.files import atomic_write_text
 
 STATE_PATH = Path(".grade") / "state.json"
 
@@ -34,9 +34,5 @@ class State:
 
     def save(self) -> None:
         """Write atomically (a temporary file renamed over the old one)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"hints_seen": self.hints_seen, "last_score": self.last_score}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, self.path)
+        atomic_write_text(self.path, json.dumps(data, indent=2))

@@ -7,16 +7,29 @@ the same diagnostics (``Comparison``) and the known-mistake match.
 from __future__ import annotations
 
 import copy
+import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
 from grader.sandbox import faults
+from grader.sandbox.harness import protocol
 
 from .compare import Comparison, compare
 
 if TYPE_CHECKING:
     from grader.sandbox.proxy import LearnerProxy
     from grader.suite import KnownMistake
+
+
+_EXPECTED: dict[str, Any] = {}
+
+
+def _expected_key(reference: Any, func: str, args: tuple, kwargs: dict) -> str | None:
+    try:
+        frame = protocol.encode_message({"f": func}, [list(args), kwargs])
+    except protocol.ProtocolError:
+        return None
+    return f"{getattr(reference, '__name__', '?')}:{hashlib.sha256(frame).hexdigest()}"
 
 
 def _short(value: Any) -> str:
@@ -47,9 +60,19 @@ class Check:
         self.comparisons: list[Comparison] = []
         self.notes: list[str] = []
 
-    def expected(self, func: str, *args: Any, **kwargs: Any) -> Any:
-        """The reference's result (on copies of the arguments)."""
-        return getattr(self.reference, func)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+    def expected(self, func: str, *args: Any, _cached: bool = True, **kwargs: Any) -> Any:
+        """The reference's result (on copies of the arguments).
+
+        Results are remembered for the life of the process, keyed by the reference, the
+        function and the encoded arguments: a batch computes each expected value once.
+        """
+        key = _expected_key(self.reference, func, args, kwargs) if _cached else None
+        if key is not None and key in _EXPECTED:
+            return copy.deepcopy(_EXPECTED[key])
+        value = getattr(self.reference, func)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        if key is not None:
+            _EXPECTED[key] = copy.deepcopy(value)
+        return value
 
     def call(self, func: str, *args: Any, rtol: float | None = None, atol: float | None = None,
              what: str | None = None, timed: bool = False, **kwargs: Any) -> Any:
@@ -58,28 +81,28 @@ class Check:
         ``timed=True`` adds the learner/reference runtime ratio as a note (information only,
         never a failure).
         """
-        started = time.perf_counter()
         expected = self.expected(func, *args, **kwargs)
-        ref_time = time.perf_counter() - started
         actual = getattr(self.learner, func)(*args, **kwargs)
         if timed:
-            self._time_warm(func, args, kwargs, ref_time)
+            self._time_warm(func, args, kwargs)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs))
         return actual
 
-    def _time_warm(self, func: str, args: tuple, kwargs: dict, ref_first: float) -> None:
+    def _time_warm(self, func: str, args: tuple, kwargs: dict) -> None:
         """Best of two runs on each side, so that first-call warm-up is not counted."""
         learner_s = self.learner.last_call_seconds
-        started = time.perf_counter()
-        self.expected(func, *args, **kwargs)
-        ref_s = min(ref_first, time.perf_counter() - started)
+        ref_s = []
+        for _ in range(2):
+            started = time.perf_counter()
+            self.expected(func, *args, _cached=False, **kwargs)
+            ref_s.append(time.perf_counter() - started)
         try:
             getattr(self.learner, func)(*args, **kwargs)
             learner_s = min(learner_s, self.learner.last_call_seconds)
         except faults.LearnerFault:
             pass
-        self.note_runtime(func, learner_s, ref_s)
+        self.note_runtime(func, learner_s, min(ref_s))
 
     def note_runtime(self, func: str, learner_s: float, reference_s: float) -> None:
         ratio = learner_s / max(reference_s, 1e-6)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ import jinja2
 
 from grader import catalog
 from grader.engine.results import SubmissionResult
+from grader.files import atomic_write_text
 
 from . import markdown
 
@@ -79,18 +78,16 @@ def render(result: SubmissionResult) -> str:
         pct=_pct, level=_level, symbols=SYMBOLS, diag_rows=DIAG_ROWS)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def write_report(result: SubmissionResult, report_dir: Path,
+                 extra: dict[str, Any] | None = None) -> Path:
+    """Write ``index.html`` and ``results.json`` (plus ``extra`` fields) into ``report_dir``.
 
-
-def write_report(result: SubmissionResult, report_dir: Path) -> Path:
-    """Write ``index.html`` and ``results.json`` into ``report_dir``; return the HTML path."""
+    Both files are written atomically (a temporary file renamed). Returns the HTML path.
+    """
     report_dir.mkdir(parents=True, exist_ok=True)
     index = report_dir / "index.html"
-    _atomic_write(report_dir / "results.json",
-                  json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
-    _atomic_write(index, render(result))
+    data = {**result.to_dict(), **(extra or {})}
+    atomic_write_text(report_dir / "results.json",
+                      json.dumps(data, indent=2, allow_nan=False) + "\n")
+    atomic_write_text(index, render(result))
     return index

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -45,8 +46,18 @@ def prepare_workdir(files: dict[str, Path]) -> Path:
     return workdir
 
 
+_PR_SET_PDEATHSIG = 1
+
+
 def _preexec() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Die with the grading process: a grader killed mid-run leaves no learner code running.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def launch(workdir: Path, request_fd: int, response_fd: int) -> LaunchSpec:

@@ -1,0 +1,334 @@
+"""Class exports (CSV, Gradescope JSON, JUnit XML) and the class report, on real results.
+
+A tiny class is graded once through the real engine: a full-marks submission, the stub with
+an exercise not submitted, known mistakes, an erroring function and a file that cannot be
+loaded; plus a hostile id/message and rejected submissions.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from markupsafe import escape
+
+from grader import catalog
+from grader.bulk import class_report, exports
+from grader.engine.runner import grade
+
+GRID, SHAPE = "grid_local_mask", "shape_bias"
+EXERCISES = [GRID, SHAPE]
+HOSTILE = "<script>alert(1)</script>"
+MANHATTAN = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
+             "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
+             "near = (np.abs(rows[:, None] - rows[None, :])\n"
+             "            + np.abs(cols[:, None] - cols[None, :])) <= radius")
+TEXTURE = ("return n_shape / decided", "return n_texture / decided")
+
+
+def _variant(slug: str, old: str, new: str) -> str:
+    src = catalog.get(slug).solution.read_text()
+    assert src.count(old) == 1
+    return src.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict:
+    """``results`` (dicts as in results.json) and ``rejected`` of a tiny synthetic class."""
+    root = tmp_path_factory.mktemp("class")
+    sources = {
+        "s01-alice": {GRID: catalog.get(GRID).solution.read_text(),
+                      SHAPE: catalog.get(SHAPE).solution.read_text()},
+        "s02-bob": {GRID: catalog.get(GRID).stub.read_text(), SHAPE: None},
+        "s10-carol": {GRID: _variant(GRID, *MANHATTAN), SHAPE: _variant(SHAPE, *TEXTURE)},
+        "s03-dave": {GRID: _variant(GRID, *MANHATTAN), SHAPE: "def shape_bias(:\n"},
+        "s11-erin": {GRID: "def grid_local_mask(H_p, W_p, radius, n_prefix=1):\n"
+                           "    raise RuntimeError('boom')\n",
+                     SHAPE: catalog.get(SHAPE).solution.read_text()},
+    }
+    results = []
+    for sid, files in sources.items():
+        paths: dict[str, Path | None] = {}
+        for slug, src in files.items():
+            paths[slug] = None
+            if src is not None:
+                (root / sid).mkdir(exist_ok=True)
+                paths[slug] = root / sid / f"{slug}.py"
+                paths[slug].write_text(src)
+        results.append(grade(paths, submission=sid).to_dict())
+    hostile = copy.deepcopy(results[1])  # bob's: no known mistake, so counts stay as graded
+    hostile["submission"] = HOSTILE
+    hostile["exercises"][0]["tests"][0]["message"] = HOSTILE + "\x07 bell"
+    results.append(hostile)
+    rejected = [{"id": "s04-frank", "reason": "corrupt zip: bad CRC-32 for grid_local_mask.py",
+                 "source": "s04-frank.zip"},
+                SimpleNamespace(id="s05-gus", reason=f"not UTF-8 {HOSTILE}", source="s05-gus")]
+    return {"results": results, "rejected": rejected,
+            "by_id": {r["submission"]: r for r in results}}
+
+
+def _no_temp_files(folder: Path) -> bool:
+    return not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, text", [
+    (9, "9"), (9.0, "9"), (7.5, "7.5"), (0.0, "0"), (-0.0, "0"), (1 / 3, "0.333333"),
+    (27.000000001, "27"), (None, ""), (1e-9, "0")])
+def test_fmt_number(value, text):
+    assert exports.fmt_number(value) == text
+
+
+# -- CSV --------------------------------------------------------------------------------------
+
+def test_grades_csv(graded, tmp_path):
+    path = tmp_path / "grades.csv"
+    exports.write_grades_csv(path, graded["results"], EXERCISES, graded["rejected"])
+    raw = path.read_bytes()
+    raw.decode("utf-8")  # strict UTF-8
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["id", "total", "max", GRID, SHAPE, "status"]
+    body = {row[0]: row for row in rows[1:]}
+    ids = [row[0] for row in rows[1:]]
+    assert ids == [HOSTILE, "s01-alice", "s02-bob", "s03-dave", "s04-frank", "s05-gus",
+                   "s10-carol", "s11-erin"]  # natural order: s10 after s05
+    assert all(len(row) == 6 for row in rows)
+
+    assert body["s01-alice"][1:5] == ["18", "18", "9", "9"]
+    assert body["s01-alice"][5] == "graded"
+    assert body["s02-bob"][1:5] == ["0", "18", "0", "0"]
+    assert body["s02-bob"][5] == f"graded; not submitted: {SHAPE}"
+    assert body["s03-dave"][5] == f"graded; could not be loaded: {SHAPE}"
+    assert body["s03-dave"][4] == "0"
+    for sid, r in graded["by_id"].items():
+        row = body[sid]
+        assert float(row[1]) == pytest.approx(r["score"])
+        assert float(row[2]) == pytest.approx(r["max_score"])
+        scores = {e["exercise"]: e["score"] for e in r["exercises"]}
+        assert float(row[3]) == pytest.approx(scores[GRID])
+        assert float(row[4]) == pytest.approx(scores[SHAPE])
+        assert float(row[1]) == pytest.approx(float(row[3]) + float(row[4]))
+        for cell in row[1:5]:
+            assert not cell.endswith(".0") and "e" not in cell
+
+    assert body["s04-frank"][1:5] == ["", "", "", ""]
+    assert body["s04-frank"][5] == "not graded: corrupt zip: bad CRC-32 for grid_local_mask.py"
+    assert body["s05-gus"][5].startswith("not graded: not UTF-8")
+    assert _no_temp_files(tmp_path)
+
+
+def test_grades_csv_edge_cases(graded, tmp_path):
+    path = tmp_path / "grades.csv"
+    # An exercise column this run did not grade is blank; a formula-like id is neutralised.
+    alice = copy.deepcopy(graded["by_id"]["s01-alice"])
+    exports.write_grades_csv(path, [alice], [GRID, "attention_rollout"],
+                             [{"id": "=HYPERLINK(1)", "reason": "x", "source": ""}])
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[1] == ["'=HYPERLINK(1)", "", "", "", "", "not graded: x"]
+    assert rows[2][:5] == ["s01-alice", "18", "18", "9", ""]
+    exports.write_grades_csv(path, [], EXERCISES, [])  # overwrite: header only
+    assert path.read_text(encoding="utf-8").splitlines() == [f"id,total,max,{GRID},{SHAPE},status"]
+
+
+# -- Gradescope -------------------------------------------------------------------------------
+
+def test_gradescope_json_is_valid(graded, tmp_path):
+    for r in graded["results"]:
+        data = exports.gradescope_json(r)
+        assert exports.validate_gradescope(data) == [], r["submission"]
+        assert data["score"] == pytest.approx(r["score"])
+        assert data["max_score"] == pytest.approx(r["max_score"])
+        assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
+        n = sum(len(e["tests"]) for e in r["exercises"])
+        assert len(data["tests"]) == n
+        json.dumps(data, allow_nan=False)
+    alice = exports.gradescope_json(graded["by_id"]["s01-alice"])
+    assert alice["tests"][0]["name"] == f"{GRID}: square_grid_radius_1"
+    assert alice["tests"][0]["visibility"] == "visible"  # public test
+    assert {t["visibility"] for t in alice["tests"][1:]} >= {"after_due_date"}
+    assert all(t["status"] == "passed" for t in alice["tests"])
+    assert alice["output"].startswith("Score 18/18")
+
+    carol = exports.gradescope_json(graded["by_id"]["s10-carol"])
+    first = carol["tests"][0]
+    assert first["status"] == "failed" and first["score"] == 0
+    assert "Known mistake (manhattan window)" in first["output"]
+    assert "Hint: " in first["output"]
+    bob = exports.gradescope_json(graded["by_id"]["s02-bob"], hidden_visibility="visible")
+    assert {t["visibility"] for t in bob["tests"]} == {"visible"}
+    assert f"Not submitted: {SHAPE}" in bob["output"]
+    erin = exports.gradescope_json(graded["by_id"]["s11-erin"])
+    assert erin["tests"][0]["extra_data"]["grader_status"] == "error"
+    assert "[error]" in erin["tests"][0]["output"]
+    with pytest.raises(ValueError):
+        exports.gradescope_json(graded["by_id"]["s01-alice"], hidden_visibility="secret")
+
+    path = tmp_path / "gradescope.json"
+    exports.write_gradescope_json(path, graded["by_id"]["s10-carol"])
+    assert json.loads(path.read_text()) == carol
+    assert _no_temp_files(tmp_path)
+
+
+def test_validate_gradescope_rejects_broken_data(graded):
+    data = exports.gradescope_json(graded["by_id"]["s10-carol"])
+    broken = copy.deepcopy(data)
+    broken["score"] = math.nan
+    broken["colour"] = "red"
+    broken["tests"][0]["visibility"] = "secret"
+    broken["tests"][1]["score"] = "1"
+    broken["tests"][2]["status"] = "ok"
+    broken["tests"][3]["tags"] = "x"
+    problems = exports.validate_gradescope(broken)
+    joined = "\n".join(problems)
+    for needle in ("score: expected a finite number", "unknown key 'colour'",
+                   "tests[0].visibility", "tests[1].score", "tests[2].status", "tests[3].tags",
+                   "strict JSON"):
+        assert needle in joined, needle
+    assert exports.validate_gradescope([]) != []
+    no_score = copy.deepcopy(data)
+    del no_score["score"]
+    del no_score["tests"][0]["score"]
+    assert any("tests[0].score" in p for p in exports.validate_gradescope(no_score))
+    assert exports.validate_gradescope({"score": 1.0}) == []
+    assert exports.validate_gradescope({"tests": "many"}) != []
+
+
+# -- JUnit ------------------------------------------------------------------------------------
+
+def test_junit_xml(graded, tmp_path):
+    path = tmp_path / "junit.xml"
+    exports.write_junit(path, graded["results"], graded["rejected"])
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [
+        HOSTILE, "s01-alice", "s02-bob", "s03-dave", "s04-frank", "s05-gus", "s10-carol",
+        "s11-erin"]
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    for suite in suites:
+        cases = suite.findall("testcase")
+        counts = {"tests": len(cases),
+                  "failures": sum(c.find("failure") is not None for c in cases),
+                  "errors": sum(c.find("error") is not None for c in cases),
+                  "skipped": sum(c.find("skipped") is not None for c in cases)}
+        for key, n in counts.items():
+            assert int(suite.get(key)) == n, (suite.get("name"), key)
+            totals[key] += n
+        assert float(suite.get("time")) >= 0
+    for key, n in totals.items():
+        assert int(root.get(key)) == n, key
+
+    by_name = {s.get("name"): s for s in suites}
+    alice = by_name["s01-alice"]
+    assert alice.get("tests") == "18" and alice.get("failures") == alice.get("errors") == "0"
+    case = alice.find("testcase")
+    assert case.get("classname") == f"s01-alice.{GRID}"
+    assert case.get("name") == "square_grid_radius_1"
+    float(case.get("time"))
+    bob = by_name["s02-bob"]
+    assert bob.get("skipped") == "9" and bob.get("failures") == "9"
+    skipped = [c for c in bob.findall("testcase") if c.find("skipped") is not None]
+    assert {c.get("classname") for c in skipped} == {f"s02-bob.{SHAPE}"}
+    assert skipped[0].find("skipped").get("message") == "not submitted"
+    carol_fail = by_name["s10-carol"].find("testcase/failure")
+    assert carol_fail.get("type") == "failed" and "manhattan" in carol_fail.text
+    erin_err = by_name["s11-erin"].find("testcase/error")
+    assert erin_err.get("type") == "error" and "RuntimeError: boom" in erin_err.get("message")
+    dave_errors = [c for c in by_name["s03-dave"].findall("testcase")
+                   if c.find("error") is not None]
+    assert {c.get("classname") for c in dave_errors} == {f"s03-dave.{SHAPE}"}
+    frank = by_name["s04-frank"]
+    assert (frank.get("tests"), frank.get("errors")) == ("1", "1")
+    err = frank.find("testcase/error")
+    assert frank.find("testcase").get("name") == "not graded"
+    assert err.get("type") == "rejected" and "bad CRC-32" in err.get("message")
+    # the hostile message (with a control character) survives as text
+    hostile_fail = by_name[HOSTILE].find("testcase/failure")
+    assert HOSTILE in hostile_fail.get("message")
+    assert _no_temp_files(tmp_path)
+
+
+# -- class report -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def page(graded) -> str:
+    return class_report.render_class_report(
+        graded["results"], graded["rejected"], title="ViT practice — week 3",
+        layout="folder of folders", generated="2025-01-01 12:00")
+
+
+def test_class_report_content(graded, page):
+    assert "<svg" in page and "total score (%)" in page
+    for sid in graded["by_id"]:
+        assert str(escape(sid)) in page
+        assert f'href="{class_report.submission_href(sid)}"' in page
+    assert 'href="s01-alice/index.html"' in page
+    assert 'href="%3Cscript%3Ealert%281%29%3C%2Fscript%3E/index.html"' in page
+    # rows ordered by id without JavaScript (natural order)
+    positions = [page.index(f'href="{sid}/index.html"')
+                 for sid in ("s01-alice", "s02-bob", "s03-dave", "s10-carol", "s11-erin")]
+    assert positions == sorted(positions)
+    assert "folder of folders" in page and "ViT practice — week 3" in page
+
+    ctx = class_report.class_report_context(graded["results"], graded["rejected"])
+    grid = next(ex for ex in ctx["exercises"] if ex["slug"] == GRID)
+    first = grid["tests"][0]
+    assert first["name"] == "square_grid_radius_1"
+    assert (first["passed"], first["graded"]) == (1, 6)  # alice only; everyone submitted
+    assert f"{first['passed']} / {first['graded']}</td>" in page
+    shape = next(ex for ex in ctx["exercises"] if ex["slug"] == SHAPE)
+    assert (shape["submitted"], shape["not_submitted"]) == (4, 2)
+    assert f"{shape['passed']} / {shape['submitted']}" in page
+
+    manhattan = next(m for m in grid["mistakes"] if m["name"] == "manhattan_window")
+    assert manhattan["count"] == 2  # carol and dave
+    assert ('<span class="count-pill">2</span><strong class="tag">manhattan_window</strong>'
+            in page)
+    assert str(escape(manhattan["message"])) in page
+    assert manhattan["hint"] and str(escape(manhattan["hint"])) in page
+    texture = next(m for m in shape["mistakes"] if m["name"] == "texture_bias")
+    assert texture["count"] == 1 and "texture_bias" in page
+
+    assert "corrupt zip: bad CRC-32" in page and "s04-frank.zip" in page
+    assert "s05-gus" in page
+    assert "SyntaxError" in page  # dave's shape_bias could not be loaded
+
+
+def test_class_report_histogram(graded):
+    ctx = class_report.class_report_context(graded["results"], [])
+    counts = ctx["hist"]["counts"]
+    assert len(counts) == 10 and sum(counts) == len(graded["results"])
+    assert counts[9] >= 1  # alice's 100% lands in the last bin
+    assert counts[0] >= 2  # bob and the hostile copy score 0
+    assert ctx["stats"]["graded"] == len(graded["results"])
+    assert ctx["stats"]["uniform_max"] == 18
+
+
+def test_class_report_is_offline_and_escaped(page):
+    assert "http://" not in page and "https://" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?//""", page)
+    assert "@import" not in page and "url(" not in page
+    assert HOSTILE not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("<script") == 1  # only the page's own small sorting script
+    assert len(re.search(r"<script>(.*?)</script>", page, re.S).group(1)) < 2000
+
+
+def test_write_class_report_empty_class_and_atomic(graded, tmp_path):
+    out = class_report.write_class_report(
+        tmp_path / "report", [], graded["rejected"], title="Empty", layout="zip of zips",
+        generated="now")
+    assert out == tmp_path / "report" / "index.html"
+    text = out.read_text(encoding="utf-8")
+    assert "No submission could be graded." in text and "<svg" in text
+    assert _no_temp_files(out.parent)
