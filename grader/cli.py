@@ -22,6 +22,7 @@ from grader.report import terminal
 from grader.state import State
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in a bulk report
 
 
 def _complete_exercise(ctx: click.Context, param: click.Parameter | None,
@@ -75,6 +76,7 @@ def main() -> None:
     grade grid_local_mask       grade one exercise (names tab-complete)
     grade --submission DIR      grade a folder of learner files (DIR/<exercise>.py)
     grade list | show EX | hint EX
+    grade bulk SUBMISSIONS --out DIR   grade a whole class (teachers)
 
     The learner's code runs in a separate process; the report goes to reports/index.html.
     Options for grading: grade run --help.
@@ -166,12 +168,20 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 @click.option("--json", "as_json", is_flag=True,
               help="Print the machine-readable result to stdout (progress goes to stderr).")
 @click.option("--watch", is_flag=True, help="Re-grade whenever a learner file is saved.")
+@click.option("--gradescope", is_flag=True,
+              help="Run as a Gradescope autograder: grade /autograder/submission (unless "
+                   "--submission is given) and write the results in Gradescope's format.")
+@click.option("--gradescope-out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("/autograder/results/results.json"), show_default=True,
+              help="Where --gradescope writes its results.")
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
-        report_dir: Path, device: str, as_json: bool, watch: bool, quiet: int,
-        verbose: int) -> None:
+        report_dir: Path, device: str, as_json: bool, watch: bool, gradescope: bool,
+        gradescope_out: Path, quiet: int, verbose: int) -> None:
     """Grade exercises (the default command: `grade EXERCISE...` is `grade run EXERCISE...`)."""
+    if gradescope and submission is None:
+        submission = Path("/autograder/submission")
     files, name = _select(exercises, submission, exercises_dir)
     dev = _resolve_device(device, list(files))
     verbosity = 1 + verbose - quiet
@@ -184,6 +194,11 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
     except (OSError, RuntimeError) as exc:
         click.secho(f"grading could not run: {exc}", fg="red", err=True)
         sys.exit(EXIT_INTERNAL)
+    if gradescope:
+        from grader.bulk.exports import write_gradescope_json
+
+        write_gradescope_json(gradescope_out, result.to_dict())
+        click.echo(f"Gradescope results: {gradescope_out}", err=True)
     sys.exit(EXIT_OK if result.all_passed else EXIT_FAILED)
 
 
@@ -260,3 +275,82 @@ def hint(exercise: str) -> None:
     click.echo(f"Hint {seen + 1} of {len(ex.hints)} for {exercise}:\n  {ex.hints[seen]}")
     state.hints_seen[exercise] = seen + 1
     state.save()
+
+
+def _parse_exercises(value: str | None) -> list[str]:
+    if not value:
+        return list(catalog.load())
+    slugs = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in slugs if s not in catalog.load()]
+    if unknown:
+        raise click.UsageError(f"unknown exercise(s) {', '.join(unknown)}. Valid exercises: "
+                               f"{', '.join(catalog.load())}")
+    return slugs
+
+
+@main.command("bulk")
+@click.argument("inputs", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Report folder: index.html, grades.csv, junit.xml, one folder per submission.")
+@click.option("--exercises", help="Comma-separated exercises to grade (default: all).")
+@click.option("--workers", type=click.IntRange(1, 512), default=os.cpu_count() or 1,
+              show_default="the number of cores", help="Submissions graded in parallel.")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto",
+              show_default=True, help="Device for torch exercises.")
+@click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
+@click.option("--title", default="Class report", show_default=True, help="The report's title.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: int, device: str,
+         force: bool, title: str, quiet: bool) -> None:
+    """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
+    of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
+
+    Results are cached in OUT: a second run grades only new or changed submissions, and an
+    interrupted run resumes where it stopped. Exit codes: 0 when every submission could be
+    graded (whatever its score), 3 when grading itself failed for some, 130 when interrupted.
+    """
+    import datetime as dt
+    import tempfile
+
+    from grader.bulk import class_report, exports, layouts, runner
+    from grader.report.progress import Progress
+
+    slugs = _parse_exercises(exercises)
+    dev = _resolve_device(device, slugs)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grade-bulk-") as tmp:
+        try:
+            found = layouts.discover(list(inputs), slugs, Path(tmp))
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        clash = [s for s in found.submissions if s.id in RESERVED_IDS]
+        found.submissions = [s for s in found.submissions if s.id not in RESERVED_IDS]
+        found.rejected += [layouts.Rejected(id=s.id, reason=f"the id {s.id!r} is the name of a "
+                                            "class report file; rename the submission",
+                                            source=s.source) for s in clash]
+        click.echo(f"Detected {found.description}: {len(found.submissions)} submission(s) to "
+                   f"grade, {len(found.rejected)} rejected.", err=True)
+        progress = Progress(len(found.submissions), enabled=not quiet)
+        outcome = runner.grade_all(
+            found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
+            force=force, on_done=lambda sub_id, cached: progress.advance(sub_id))
+        progress.close()
+    rejected = list(found.rejected) + [
+        layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
+                         source="") for i, why in outcome.failures]
+    generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    class_report.write_class_report(out, outcome.results, rejected, title=title,
+                                    layout=found.description, generated=generated)
+    exports.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected)
+    exports.write_junit(out / "junit.xml", outcome.results, rejected)
+    totals = [r["score"] / r["max_score"] for r in outcome.results if r.get("max_score")]
+    mean = f" · mean {100 * sum(totals) / len(totals):.0f}%" if totals else ""
+    click.echo(f"Graded {outcome.graded}, {outcome.cached} from cache, {len(rejected)} not "
+               f"graded{mean} · class report: {out / 'index.html'}")
+    if outcome.interrupted:
+        click.secho(f"Interrupted after {outcome.graded + outcome.cached} of "
+                    f"{len(found.submissions)}: what finished is kept; run the same command "
+                    "again to resume.", fg="yellow", err=True)
+        sys.exit(130)
+    sys.exit(EXIT_INTERNAL if outcome.failures else EXIT_OK)

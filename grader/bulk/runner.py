@@ -72,8 +72,10 @@ def grade_one(sub_id: str, files: dict[str, str | None], device: str, out: str,
 
 def _pool_initializer() -> None:
     # Ctrl-C is handled by the parent, which stops the pool; the children ignore SIGINT so
-    # that a keypress does not leave half-finished pytest runs printing tracebacks.
+    # that a keypress does not leave half-finished pytest runs printing tracebacks, and die
+    # quietly on SIGTERM (their learner workers die with them: PR_SET_PDEATHSIG).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
@@ -129,6 +131,7 @@ def _run_pool(todo: list[tuple[Submission, str]], args: Callable[..., tuple],
                                initializer=_pool_initializer)
     pending: dict[Future[dict[str, Any]], str] = {}
     queue = list(reversed(todo))
+    finished = False
     try:
         while queue or pending:
             while queue and len(pending) < 2 * workers:  # a short queue: quick to cancel
@@ -141,20 +144,18 @@ def _run_pool(todo: list[tuple[Submission, str]], args: Callable[..., tuple],
                     yield sub_id, fut.result(), None
                 except Exception as exc:  # noqa: BLE001 - grading itself failed: ungradable
                     yield sub_id, None, f"{type(exc).__name__}: {exc}"
+        finished = True
     finally:
-        for fut in pending:
-            fut.cancel()
-        _stop_pool(pool)
+        if not finished:
+            _kill_pool(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop the pool now: kill its processes (their learner workers die with their sessions'
-    owners through the context managers, or are killed here via their process groups)."""
-    procs = list(getattr(pool, "_processes", {}).values())
-    for p in procs:
-        if p.is_alive():
+def _kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Interrupted: end the pool's processes now (their learner workers die with them)."""
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        if proc.is_alive():
             try:
-                os.kill(p.pid, signal.SIGTERM)
+                os.kill(proc.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-    pool.shutdown(wait=True, cancel_futures=True)
