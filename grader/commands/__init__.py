@@ -1,0 +1,1 @@
+"""The `grade` subcommands, one module per job; `grader/cli.py` assembles them."""

@@ -1,0 +1,67 @@
+"""What the commands share: the exercise-name parameter, exit codes, device choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from grader import catalog
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def complete_exercise(ctx: click.Context, param: click.Parameter | None,
+                       incomplete: str) -> list[Any]:
+    return [click.shell_completion.CompletionItem(s) for s in catalog.load()
+            if s.startswith(incomplete)]
+
+
+class ExerciseName(click.ParamType):
+    """An exercise slug; an unknown name is a usage error that lists the valid ones."""
+
+    name = "EXERCISE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value in catalog.load():
+            return value
+        self.fail(f"unknown exercise {value!r}. Valid exercises: "
+                  f"{', '.join(catalog.load())}", param, ctx)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[Any]:
+        return complete_exercise(ctx, param, incomplete)
+
+
+EXERCISE = ExerciseName()
+
+
+def resolve_device(device: str, slugs: list[str]) -> str:
+    if device == "cpu":
+        return "cpu"
+    needs_torch = any(catalog.get(s).needs_torch for s in slugs)
+    if device == "auto" and not needs_torch:
+        return "cpu"  # numpy-only runs never pay for importing torch
+    try:
+        import torch
+
+        available = torch.cuda.is_available()
+    except ImportError:
+        available = False
+    if device == "cuda" and not available:
+        raise click.UsageError("--device cuda was asked for, but no CUDA device is available "
+                               "(use --device cpu or auto)")
+    return "cuda" if available else "cpu"
+
+
+def parse_exercises(value: str | None) -> list[str]:
+    if not value:
+        return list(catalog.load())
+    slugs = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in slugs if s not in catalog.load()]
+    if unknown:
+        raise click.UsageError(f"unknown exercise(s) {', '.join(unknown)}. Valid exercises: "
+                               f"{', '.join(catalog.load())}")
+    return slugs
+
+
