@@ -35,9 +35,10 @@ class BulkOutcome:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (id, why grading failed)
 
 
-def cache_key(sub: Submission, exercises: list[str], device: str) -> str:
+def cache_key(sub: Submission, exercises: list[str], device: str, budget_s: float) -> str:
     digest = hashlib.sha256(catalog.pack_version().encode())
-    digest.update(json.dumps({"exercises": exercises, "device": device}).encode())
+    digest.update(json.dumps({"exercises": exercises, "device": device,
+                              "budget_s": budget_s}).encode())
     for slug in sorted(sub.files):
         digest.update(slug.encode())
         digest.update(hashlib.sha256(sub.files[slug].read_bytes()).digest())
@@ -53,7 +54,7 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
 
 
 def grade_one(sub_id: str, files: dict[str, str | None], device: str, out: str,
-              key: str) -> dict[str, Any]:
+              key: str, budget_s: float) -> dict[str, Any]:
     """Grade one submission and write its report folder (runs in a pool process)."""
     from grader.engine.runner import grade
     from grader.report.html import write_report
@@ -61,7 +62,7 @@ def grade_one(sub_id: str, files: dict[str, str | None], device: str, out: str,
     from .exports import write_gradescope_json
 
     result = grade({s: Path(p) if p else None for s, p in files.items()}, submission=sub_id,
-                   device=device)
+                   device=device, budget_s=budget_s)
     folder = Path(out) / sub_id
     data = {**result.to_dict(), CACHE_KEY: key}
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,14 +80,14 @@ def _pool_initializer() -> None:
 
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
-              workers: int, force: bool,
+              workers: int, force: bool, budget_s: float = 900.0,
               on_done: Callable[[str, bool], None] | None = None) -> BulkOutcome:
     """Grade ``subs`` (cache first, then a process pool); results come back sorted by id."""
     outcome = BulkOutcome()
     by_id: dict[str, dict[str, Any]] = {}
     todo: list[tuple[Submission, str]] = []
     for sub in subs:
-        key = cache_key(sub, exercises, device)
+        key = cache_key(sub, exercises, device, budget_s)
         hit = None if force else cached_result(out, sub.id, key)
         if hit is not None:
             by_id[sub.id] = hit
@@ -98,7 +99,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
 
     def args(sub: Submission, key: str) -> tuple:
         files = {s: (str(sub.files[s]) if s in sub.files else None) for s in exercises}
-        return sub.id, files, device, str(out), key
+        return sub.id, files, device, str(out), key, budget_s
 
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from .common import EXIT_INTERNAL, EXIT_OK, parse_exercises, resolve_device
+from .common import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ISOLATION_CHOICE,
+    check_isolation,
+    parse_exercises,
+    resolve_device,
+)
 
 RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in a bulk report
 
@@ -25,9 +32,14 @@ RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in
               show_default=True, help="Device for torch exercises.")
 @click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
 @click.option("--title", default="Class report", show_default=True, help="The report's title.")
+@click.option("--time-budget", type=click.FloatRange(min=1), default=900, show_default=True,
+              help="Seconds of wall-clock time for all the calls of one submission.")
+@click.option("--isolation", type=ISOLATION_CHOICE, default="auto", show_default=True,
+              help="strict: refuse to grade unless learner code is cut off from the filesystem "
+                   "and the network (see grade doctor).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: int, device: str,
-         force: bool, title: str, quiet: bool) -> None:
+         force: bool, title: str, time_budget: float, isolation: str, quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
     of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
 
@@ -41,6 +53,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
     from grader.bulk import class_report, exports, layouts, runner
     from grader.report.progress import Progress
 
+    check_isolation(isolation)
     slugs = parse_exercises(exercises)
     dev = resolve_device(device, slugs)
     out.mkdir(parents=True, exist_ok=True)
@@ -59,7 +72,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
         progress = Progress(len(found.submissions), enabled=not quiet)
         outcome = runner.grade_all(
             found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
-            force=force, on_done=lambda sub_id, cached: progress.advance(sub_id))
+            force=force, budget_s=time_budget,
+            on_done=lambda sub_id, cached: progress.advance(sub_id))
         progress.close()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",

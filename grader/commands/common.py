@@ -65,3 +65,24 @@ def parse_exercises(value: str | None) -> list[str]:
     return slugs
 
 
+
+
+ISOLATION_CHOICE = click.Choice(["auto", "strict"])
+
+
+def check_isolation(mode: str) -> None:
+    """``strict``: refuse to grade without filesystem and network isolation (exit 2);
+    ``auto``: grade anyway, warning once when the machine offers less."""
+    from grader.sandbox import isolation
+
+    caps = isolation.probe()
+    if caps.level == "strict":
+        return
+    missing = [name for name, ok in (("filesystem", caps.filesystem_isolated),
+                                     ("network", caps.network_isolated)) if not ok]
+    if mode == "strict":
+        raise click.UsageError(f"--isolation strict: this machine cannot isolate the "
+                               f"{' and '.join(missing)} of learner code; see `grade doctor`")
+    click.secho(f"warning: learner code will run without {' and '.join(missing)} isolation "
+                "(see `grade doctor`); fine for your own code, not for a class", fg="yellow",
+                err=True)

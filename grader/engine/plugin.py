@@ -17,11 +17,12 @@ import pytest
 
 from grader import catalog
 from grader.sandbox import faults
+from grader.sandbox.isolation import SandboxError
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
 from grader.suite import DEFAULT_TIMEOUT_S, mistakes_in
 
-from . import verdict
+from . import rules, verdict
 from .check import Check
 from .results import TestResult
 
@@ -53,6 +54,7 @@ class GradingPlugin:
         self._loaded: set[str] = set()
         self._logs: dict[str, CallLog] = {}
         self._started: dict[str, float] = {}
+        self.sandbox_error: SandboxError | None = None
 
     # -- fixtures -------------------------------------------------------------------------
     @pytest.fixture
@@ -70,6 +72,8 @@ class GradingPlugin:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         if slug in self.import_faults:
             raise self.import_faults[slug]
+        if self.sandbox_error is not None:
+            pytest.skip("ungradable: the sandbox failed")
         proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log)
         if slug not in self._loaded:
             try:
@@ -85,6 +89,14 @@ class GradingPlugin:
     @pytest.fixture
     def reference(self, request: pytest.FixtureRequest) -> ModuleType:
         return load_reference(slug_of(request.node))
+
+    @pytest.fixture
+    def learner_source(self, request: pytest.FixtureRequest) -> rules.LearnerSource:
+        """The learner's file as text, for source rules (read here, never imported)."""
+        slug = slug_of(request.node)
+        if slug not in self.submitted:
+            raise faults.NotSubmitted(f"{slug}.py was not submitted")
+        return rules.read_source(Path(self.worker.files[slug]))
 
     @pytest.fixture
     def check(self, request: pytest.FixtureRequest, learner: LearnerProxy,
@@ -104,6 +116,8 @@ class GradingPlugin:
             return
         if call.when == "teardown":
             return
+        if call.excinfo is not None and isinstance(call.excinfo.value, SandboxError):
+            self.sandbox_error = call.excinfo.value  # ungradable: the runner raises it
         duration = time.perf_counter() - self._started.get(item.nodeid, time.perf_counter())
         funcargs = getattr(item, "funcargs", {})
         result = verdict.decide(item, call.excinfo, duration, self._logs.get(item.nodeid),

@@ -10,6 +10,7 @@ import pytest
 
 from grader import catalog
 from grader.catalog import Exercise
+from grader.sandbox import isolation
 from grader.sandbox.process import WorkerProcess
 
 from .plugin import GradingPlugin
@@ -27,25 +28,32 @@ def _exercise_status(tests: list[TestResult], submitted: bool, import_error: boo
 
 
 def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
-          on_test: OnTest | None = None) -> SubmissionResult:
+          on_test: OnTest | None = None, budget_s: float = 900.0) -> SubmissionResult:
     """Grade the exercises in ``files`` (slug -> learner file, ``None`` when not submitted).
 
     Learner code runs only in the worker process; this process runs the hidden suites, the
-    references and every comparison.
+    references and every comparison. Raises ``isolation.SandboxError`` when the sandbox cannot
+    be started: the submission is then ungradable, not wrong. ``budget_s`` bounds the
+    wall-clock time of all the learner's calls together.
     """
     exercises: list[Exercise] = [catalog.get(slug) for slug in files]
     present = {slug: p for slug, p in files.items() if p is not None and p.is_file()}
     started = time.perf_counter()
-    with WorkerProcess(present, device=device) as worker:
+    with WorkerProcess(present, device=device, budget_s=budget_s) as worker:
+        if present:
+            worker.start()  # a sandbox that cannot start makes the submission ungradable
         plugin = GradingPlugin(worker, device=device, submitted=set(present), on_result=on_test)
         args = [str(ex.suite) for ex in exercises] + [
             "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(catalog.SUITES_DIR),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         code = pytest.main(args, plugins=[plugin])
+        if plugin.sandbox_error is not None:
+            raise plugin.sandbox_error
         if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
-    result = SubmissionResult(submission=submission, device=device)
+    result = SubmissionResult(submission=submission, device=device,
+                              isolation=isolation.probe().summary())
     for ex in exercises:
         tests = plugin.results.get(ex.slug, [])
         fault = plugin.import_faults.get(ex.slug)

@@ -58,14 +58,14 @@ class BadReturn(LearnerFault):
 class TimedOut(LearnerFault):
     status = "timeout"
 
-    def __init__(self, seconds: float, **kw):
-        super().__init__(f"timed out after {seconds:g} s", **kw)
+    def __init__(self, seconds: float, message: str = "", **kw):
+        super().__init__(message or f"timed out after {seconds:g} s", **kw)
 
 
 class Crashed(LearnerFault):
     status = "crashed"
 
-    def __init__(self, returncode: int | None, **kw):
+    def __init__(self, returncode: int | None, why: str = "", **kw):
         if returncode is None:
             how = "with no exit status"
         elif returncode < 0:
@@ -75,7 +75,8 @@ class Crashed(LearnerFault):
                 how = f"signal {-returncode}"
         else:
             how = f"exit code {returncode}"
-        super().__init__(f"the learner's process ended: {how}", **kw)
+        super().__init__(f"the learner's process ended: {how}" + (f" ({why})" if why else ""),
+                         **kw)
         self.returncode = returncode
 
 

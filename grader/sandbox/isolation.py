@@ -1,27 +1,208 @@
 """The one place that decides how a learner worker is started and confined.
 
-Today: a fresh work directory holding only the learner's files and the public harness, a
-clean environment, ``python -I -u``, one thread, its own session (so the whole process group
-can be killed), and core dumps off. Later hardening (rlimits, namespaces, Landlock, seccomp)
-belongs in ``launch`` and nowhere else.
+``probe()`` finds out once which layers this machine offers; every worker is then started
+through all of them (``Sandbox``):
+
+- **always**: a fresh work directory holding only the learner's files and the public
+  harness; a clean environment; ``python -I -u``; one thread; its own session; rlimits on CPU
+  time, file size, open files and core dumps; a per-call and per-submission wall clock; the
+  worker dies with the grader (``PR_SET_PDEATHSIG``); the grader is not dumpable.
+- **Landlock** (filesystem): read-only access to the system and the Python installation,
+  read-write to the work directory, nothing else (no solutions, suites, reports, home, other
+  submissions); with ABI >= 6 also no signals to processes outside the sandbox.
+- **network namespace**: the worker has no network at all (``unshare(CLONE_NEWNET)``, through
+  an unprivileged user namespace when the grader is not root).
+- **cgroup v1** (root): a memory limit on what the worker adds and a process-count limit; the
+  whole tree, including descendants that escaped with ``setsid``, is killed through it.
+- **unprivileged uid** (root, when the Python installation is readable by other users).
+- Without cgroups, escaped descendants are found through ``PR_SET_CHILD_SUBREAPER``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
 import signal
+import site
+import subprocess
 import sys
+import sysconfig
 import tempfile
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+
+from . import landlock
 
 HARNESS_SRC = Path(__file__).parent / "harness"
 HARNESS_NAME = "gradeharness"
 PASSTHROUGH_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME",
                    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+
+CPU_SECONDS = 600            # CPU time of one worker (SIGXCPU, then SIGKILL 5 s later)
+FILE_BYTES = 64 * 2**20      # largest file the worker may write
+OPEN_FILES = 256
+MEMORY_BYTES = 3 * 2**30     # cgroup limit on the worker's own memory
+PIDS = 128                   # cgroup limit on the worker's processes and threads
+ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS, only when no cgroup limits memory
+UID_BASE = 2_000_000         # workers run as UID_BASE + n (root only, when possible)
+
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
+_libc = ctypes.CDLL(None, use_errno=True)
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CGROUP_NAME = "vit-grader"
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up: the submission is ungradable, not wrong."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    active: bool
+    detail: str  # what it does when active, why not otherwise
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    landlock_abi: int
+    netns: str | None          # "root" | "userns" | None
+    cgroup: bool
+    drop_uid: bool
+    layers: tuple[Layer, ...] = field(default_factory=tuple)
+
+    @property
+    def filesystem_isolated(self) -> bool:
+        return self.landlock_abi > 0
+
+    @property
+    def network_isolated(self) -> bool:
+        return self.netns is not None
+
+    @property
+    def level(self) -> str:
+        """``strict`` when both the filesystem and the network are isolated, else ``basic``."""
+        return "strict" if self.filesystem_isolated and self.network_isolated else "basic"
+
+    def summary(self) -> dict[str, object]:
+        return {"level": self.level,
+                "layers": [layer.name for layer in self.layers if layer.active]}
+
+
+def _unshare(flags: int) -> None:
+    if _libc.unshare(ctypes.c_int(flags)) != 0:
+        raise OSError(ctypes.get_errno(), "unshare failed")
+
+
+def _enter_netns(mode: str) -> None:
+    if mode == "root":
+        _unshare(_CLONE_NEWNET)
+        return
+    uid, gid = os.getuid(), os.getgid()
+    _unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+
+
+def _probe_in_child(fn: Callable[[], None], argv: list[str] | None = None) -> str | None:
+    """Run ``fn`` in a forked child (then ``argv``, if given); None when it works, else why."""
+    try:
+        proc = subprocess.run(argv or [sys.executable, "-I", "-c", "pass"], preexec_fn=fn,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (subprocess.SubprocessError, OSError) as exc:
+        return str(exc).split(":")[0] or type(exc).__name__
+    return None if proc.returncode == 0 else f"exit status {proc.returncode}"
+
+
+def _python_readable_by_others() -> bool:
+    """Whether another uid could run this Python: every parent searchable, files readable."""
+    paths = {Path(sys.executable).resolve(), Path(sysconfig.get_paths()["stdlib"]),
+             *map(Path, site.getsitepackages())}
+    for path in paths:
+        if not path.exists() or not path.stat().st_mode & 0o004:
+            return False
+        if any(not parent.stat().st_mode & 0o001 for parent in path.parents):
+            return False
+    return True
+
+
+def _cgroup_available() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (cgroup v1 memory and pids controllers are writable by root only)"
+    for controller in ("memory", "pids"):
+        base = CGROUP_ROOT / controller
+        if not (base / "tasks").exists():
+            return f"no cgroup v1 {controller} controller at {base}"
+        try:
+            (base / CGROUP_NAME).mkdir(exist_ok=True)
+        except OSError as exc:
+            return f"cannot create {base / CGROUP_NAME}: {exc.strerror}"
+    return None
+
+
+@lru_cache(maxsize=1)
+def probe() -> Capabilities:
+    """Find out once which isolation layers work on this machine."""
+    layers = [Layer("rlimits", True, f"CPU {CPU_SECONDS} s, files {FILE_BYTES >> 20} MiB, "
+                                     f"{OPEN_FILES} open files, no core dumps")]
+    abi = landlock.abi_version()
+    if abi:
+        def confine() -> None:
+            ruleset = landlock.Ruleset(abi)
+            ruleset.allow("/", landlock.READ)
+            ruleset.restrict_self()
+
+        why = _probe_in_child(confine, ["/bin/true"])
+        if why:
+            abi = 0
+    else:
+        why = "the kernel has no Landlock (Linux >= 5.13 with Landlock enabled)"
+    layers.append(Layer("landlock", abi > 0,
+                        f"filesystem: read-only system and Python, read-write work folder only "
+                        f"(ABI {abi}{', signals scoped' if abi >= 6 else ''})" if abi else
+                        f"not available: {why}"))
+    netns = None
+    reasons = []
+    for mode in (["root"] if os.geteuid() == 0 else []) + ["userns"]:
+        why = _probe_in_child(lambda m=mode: _enter_netns(m), ["/bin/true"])
+        if why is None:
+            netns = mode
+            break
+        reasons.append(f"{mode}: {why}")
+    layers.append(Layer("network namespace", netns is not None,
+                        "no network inside the worker" if netns else
+                        "not available (" + "; ".join(reasons) + ")"))
+    cgroup_why = _cgroup_available()
+    layers.append(Layer("cgroup", cgroup_why is None,
+                        f"memory {MEMORY_BYTES >> 30} GiB and {PIDS} processes per worker; the "
+                        "whole process tree is killed through it" if cgroup_why is None else
+                        f"not used: {cgroup_why}; memory capped by address space instead "
+                        f"({ADDRESS_SPACE >> 30} GiB)"))
+    drop = os.geteuid() == 0 and _python_readable_by_others()
+    layers.append(Layer("unprivileged uid", drop,
+                        f"workers run as uid {UID_BASE}+n" if drop else
+                        ("not needed: the grader is not root" if os.geteuid() != 0 else
+                         "not used: the Python installation is not readable by other users "
+                         f"({Path(sys.executable).resolve()})")))
+    layers.append(Layer("bubblewrap", False, "not used: Landlock and namespaces cover the same "
+                        "ground without a setuid or external binary"))
+    layers.append(Layer("seccomp", False, "not used: the network namespace already removes "
+                        "the network; Unix sockets by path are limited by Landlock and uids"))
+    return Capabilities(landlock_abi=abi, netns=netns, cgroup=cgroup_why is None,
+                        drop_uid=drop, layers=tuple(layers))
+
+
+def harden_grader() -> None:
+    """Make the grading process hard to inspect from a worker and adopt escaped orphans."""
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 @dataclass
@@ -46,29 +227,199 @@ def prepare_workdir(files: dict[str, Path]) -> Path:
     return workdir
 
 
-_PR_SET_PDEATHSIG = 1
+def _readable_roots(device: str) -> list[str]:
+    roots = {"/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
+             "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo",
+             "/proc/stat", "/proc/sys", "/sys/devices/system/cpu",
+             "/sys/fs/cgroup", "/dev/urandom", "/dev/random", "/dev/zero",
+             sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["stdlib"],
+             str(Path(sys.executable).resolve().parent.parent), *site.getsitepackages()}
+    for path in list(roots):
+        roots.add(str(Path(path).resolve()))
+    if device.startswith("cuda"):
+        roots |= {"/usr/local", "/opt", "/proc/driver", "/sys/bus/pci", "/sys/devices"}
+    return sorted(roots)
 
 
-def _preexec() -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Die with the grading process: a grader killed mid-run leaves no learner code running.
-    try:
-        import ctypes
+class Sandbox:
+    """Starts one worker with every layer ``probe()`` found, and cleans up after it."""
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    _counter = 0
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.caps = probe()
+        self.device = device
+        Sandbox._counter += 1
+        self.name = f"w{os.getpid()}-{Sandbox._counter}"
+        self.uid = UID_BASE + (os.getpid() * 64 + Sandbox._counter) % 1_000_000 \
+            if self.caps.drop_uid else None
+        self.cgroups: list[Path] = []
+
+    # -- cgroups ----------------------------------------------------------------------------
+    def _make_cgroups(self) -> None:
+        if not self.caps.cgroup:
+            return
+        for controller, settings in (("memory", {"memory.limit_in_bytes": MEMORY_BYTES,
+                                                 "memory.swappiness": 0}),
+                                     ("pids", {"pids.max": PIDS})):
+            path = CGROUP_ROOT / controller / CGROUP_NAME / self.name
+            path.mkdir(exist_ok=True)
+            for key, value in settings.items():
+                try:
+                    (path / key).write_text(str(value))
+                except OSError:
+                    if key != "memory.swappiness":
+                        raise
+            self.cgroups.append(path)
+
+    def out_of_memory(self) -> bool:
+        """Whether the memory cgroup hit its limit (the kernel's OOM killer acted)."""
+        for path in self.cgroups:
+            control = path / "memory.oom_control"
+            if control.exists() and "oom_kill 0" not in control.read_text():
+                return "oom_kill" in control.read_text()
+            failcnt = path / "memory.failcnt"
+            if failcnt.exists() and failcnt.read_text().strip() not in ("", "0"):
+                return True
+        return False
+
+    # -- the worker's start -----------------------------------------------------------------
+    def launch(self, workdir: Path, request_fd: int, response_fd: int) -> LaunchSpec:
+        self._make_cgroups()
+        if self.uid is not None:
+            os.chown(workdir, self.uid, self.uid)
+            for path in workdir.rglob("*"):
+                os.chown(path, self.uid, self.uid, follow_symlinks=False)
+        bootstrap = (f"import sys; sys.path.insert(0, {str(workdir)!r}); "
+                     f"from {HARNESS_NAME}.worker import main; main()")
+        env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+        env.update({
+            "HOME": str(workdir), "TMPDIR": str(workdir / "tmp"), "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        })
+        argv = [sys.executable, "-I", "-u", "-c", bootstrap,
+                str(workdir / "submission"), str(request_fd), str(response_fd)]
+        return LaunchSpec(argv=argv, env=env, cwd=workdir / "submission",
+                          preexec_fn=self._preexec(workdir))
+
+    def _preexec(self, workdir: Path) -> Callable[[], None]:
+        caps, uid, cgroups = self.caps, self.uid, list(self.cgroups)
+        readable = _readable_roots(self.device)
+        cuda = self.device.startswith("cuda")
+
+        def preexec() -> None:  # runs in the child, between fork and exec
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 5))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+            if not caps.cgroup:
+                resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+            for path in cgroups:
+                (path / "tasks").write_text(str(os.getpid()))
+            if caps.netns:
+                _enter_netns(caps.netns)
+            ruleset = None
+            if caps.landlock_abi:
+                ruleset = landlock.Ruleset(caps.landlock_abi)
+                for root in readable:
+                    ruleset.allow(root, landlock.READ)
+                # its own /proc entry only: not the grader's (environ, cmdline) nor any other
+                ruleset.allow(f"/proc/{os.getpid()}", landlock.READ)
+                ruleset.allow("/dev/null", landlock.READ | landlock.WRITE_FILE)
+                ruleset.allow(workdir, landlock._all_fs(caps.landlock_abi))
+                if cuda:
+                    for dev in Path("/dev").glob("nvidia*"):
+                        ruleset.allow(dev, landlock.READ | landlock.WRITE_FILE |
+                                      landlock.IOCTL_DEV)
+            if uid is not None:
+                resource.setrlimit(resource.RLIMIT_NPROC, (PIDS, PIDS))
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            # after any change of credentials, which clears it: die with the grader
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if ruleset is not None:
+                ruleset.restrict_self()
+
+        return preexec
+
+    # -- the end ----------------------------------------------------------------------------
+    def kill_all(self, leader_pid: int | None) -> None:
+        """Kill every process the worker started, including ones that left its session."""
+        if leader_pid is not None:
+            try:
+                os.killpg(leader_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for _ in range(50):
+            pids = self._tree_pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            _reap(pids)
+            time.sleep(0.01)
+
+    def _tree_pids(self) -> set[int]:
+        pids: set[int] = set()
+        for path in self.cgroups:
+            try:
+                pids |= {int(p) for p in (path / "cgroup.procs").read_text().split()}
+            except OSError:
+                pass
+        if not self.cgroups:
+            pids |= _orphans_of(os.getpid())
+        pids.discard(os.getpid())
+        return pids
+
+    def cleanup(self) -> None:
+        for path in self.cgroups:
+            for _ in range(100):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.cgroups = []
 
 
-def launch(workdir: Path, request_fd: int, response_fd: int) -> LaunchSpec:
-    bootstrap = (f"import sys; sys.path.insert(0, {str(workdir)!r}); "
-                 f"from {HARNESS_NAME}.worker import main; main()")
-    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.update({
-        "HOME": str(workdir), "TMPDIR": str(workdir / "tmp"), "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2",
-        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-    })
-    argv = [sys.executable, "-I", "-u", "-c", bootstrap,
-            str(workdir / "submission"), str(request_fd), str(response_fd)]
-    return LaunchSpec(argv=argv, env=env, cwd=workdir / "submission", preexec_fn=_preexec)
+def _reap(pids: set[int]) -> None:
+    """Collect killed orphans that were adopted by us (the subreaper): no zombies linger."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+_KNOWN_CHILDREN: set[int] = set()
+
+
+def register_child(pid: int, alive: bool) -> None:
+    """Workers and other children the grader started itself are never taken for orphans."""
+    (_KNOWN_CHILDREN.add if alive else _KNOWN_CHILDREN.discard)(pid)
+
+
+def _orphans_of(parent: int) -> set[int]:
+    """Children of ``parent`` it did not start: learner processes re-parented to it."""
+    import multiprocessing
+
+    known = _KNOWN_CHILDREN | {p.pid for p in multiprocessing.active_children()}
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == parent and int(entry.name) not in known:
+            found.add(int(entry.name))
+    return found

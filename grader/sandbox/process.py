@@ -59,43 +59,68 @@ class _Drain(threading.Thread):
 
 
 class WorkerProcess:
-    """One learner submission's worker. ``files`` maps exercise slug -> learner file."""
+    """One learner submission's worker. ``files`` maps exercise slug -> learner file.
 
-    def __init__(self, files: dict[str, Path], *, device: str = "cpu") -> None:
+    ``budget_s`` bounds the wall-clock time of all calls of the submission together.
+    """
+
+    START_TIMEOUT_S = 60.0
+
+    def __init__(self, files: dict[str, Path], *, device: str = "cpu",
+                 budget_s: float = 900.0) -> None:
         self.files = dict(files)
         self.device = device
+        self.budget_s = budget_s
+        self.deadline: float | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.workdir: Path | None = None
+        self.sandbox: isolation.Sandbox | None = None
         self.generation = 0
         self._drain: _Drain | None = None
         self._req_w = self._resp_r = -1
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
+        """Start a worker; raise ``isolation.SandboxError`` when it cannot be started."""
+        isolation.harden_grader()
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.budget_s
         self.workdir = isolation.prepare_workdir(self.files)
+        self.sandbox = isolation.Sandbox(self.device)
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
-        spec = isolation.launch(self.workdir, req_r, resp_w)
         try:
+            spec = self.sandbox.launch(self.workdir, req_r, resp_w)
             self.proc = subprocess.Popen(
                 spec.argv, env=spec.env, cwd=spec.cwd, preexec_fn=spec.preexec_fn,
                 pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, start_new_session=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.stop()
+            raise isolation.SandboxError(f"could not start the sandbox: {exc}") from None
         finally:
             os.close(req_r)
             os.close(resp_w)
+        isolation.register_child(self.proc.pid, alive=True)
         self._drain = _Drain(self.proc.stdout)
         self._drain.start()
         self.generation += 1
+        try:  # the harness says it is ready before any learner code is imported
+            protocol.read_frame(self._resp_r, time.monotonic() + self.START_TIMEOUT_S)
+        except protocol.ProtocolError as exc:
+            output = self.take_output()
+            self.stop()
+            raise isolation.SandboxError(
+                f"could not start the sandbox: the worker did not start ({exc}); it said: "
+                f"{output[-500:] or 'nothing'}") from None
 
     def stop(self) -> None:
-        """Kill the worker's whole process group and remove its work directory."""
+        """Kill the worker's whole process tree and remove its work directory."""
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            if self.sandbox is not None:
+                self.sandbox.kill_all(self.proc.pid)
             self.proc.wait()
+            isolation.register_child(self.proc.pid, alive=False)
             if self._drain is not None:
                 self._drain.join(timeout=1)
             self.proc = None
@@ -103,6 +128,8 @@ class WorkerProcess:
             if fd >= 0:
                 os.close(fd)
         self._req_w = self._resp_r = -1
+        if self.sandbox is not None:
+            self.sandbox.cleanup()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
@@ -128,17 +155,23 @@ class WorkerProcess:
             frame = protocol.encode_message(header, [list(args), dict(kwargs or {})])
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
-        deadline = time.monotonic() + timeout
+        left = (self.deadline or float("inf")) - time.monotonic()
+        if left <= 0:
+            raise faults.TimedOut(self.budget_s, message=self._budget_message())
+        deadline = time.monotonic() + min(timeout, left)
         try:
             protocol.write_frame(self._req_w, frame)
             head, blobs = protocol.read_frame(self._resp_r, deadline)
         except protocol.ReadTimeout:
             self.stop()
+            if timeout > left:
+                raise faults.TimedOut(self.budget_s, message=self._budget_message()) from None
             raise faults.TimedOut(timeout) from None
         except (protocol.PeerClosed, BrokenPipeError):
             code = self.proc.wait() if self.proc is not None else None
+            why = self._why_it_ended(code)
             self.stop()
-            raise faults.Crashed(code) from None
+            raise faults.Crashed(code, why=why) from None
         except protocol.ProtocolError as exc:
             self.stop()
             raise faults.BadReturn(f"the result could not be read: {exc}") from None
@@ -150,6 +183,19 @@ class WorkerProcess:
         except protocol.ProtocolError as exc:
             raise faults.BadReturn(f"the result could not be read: {exc}", output=output) from None
         return Reply(value=value, output=output, duration_s=float(head.get("duration_s", 0.0)))
+
+    def _budget_message(self) -> str:
+        return (f"timed out: the submission's time budget of {self.budget_s:g} s for all its "
+                "calls is used up")
+
+    def _why_it_ended(self, code: int | None) -> str:
+        if code == -signal.SIGKILL and self.sandbox is not None and self.sandbox.out_of_memory():
+            return f"out of memory: over the {isolation.MEMORY_BYTES >> 30} GiB limit"
+        if code == -signal.SIGXCPU:
+            return f"CPU time limit of {isolation.CPU_SECONDS} s"
+        if code == -signal.SIGXFSZ:
+            return f"file size limit of {isolation.FILE_BYTES >> 20} MiB"
+        return ""
 
     def _fault(self, head: dict[str, Any], output: str, module: str) -> faults.LearnerFault:
         kind, where = head.get("kind"), head.get("where")

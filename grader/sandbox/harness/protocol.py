@@ -69,12 +69,18 @@ def _is_torch_tensor(value: Any) -> bool:
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = MAX_BLOB_BYTES) -> None:
         self.blobs: list[bytes] = []
+        self.max_bytes = max_bytes
+        self.total = 0
 
     def _blob(self, array: np.ndarray) -> int:
         if array.dtype.hasobject:
             raise ProtocolError("an array of Python objects is not plain data")
+        self.total += array.nbytes
+        if self.total > self.max_bytes:
+            raise ProtocolError(f"arrays of {self.total / 2**20:.0f} MiB in all, over the "
+                                f"{self.max_bytes / 2**20:.0f} MiB limit for a result")
         if not array.flags.c_contiguous:
             array = array.copy(order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
         buf = io.BytesIO()

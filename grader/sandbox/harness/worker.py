@@ -16,6 +16,7 @@ Requests (``header["op"]``):
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import io
 import os
@@ -139,9 +140,11 @@ class Worker:
                     result = handle
         except BaseException as exc:  # noqa: BLE001 - every learner failure is reported
             sys.stdout, sys.stderr = saved
+            _restore_builtins()
             return self.failure(header, exc, out, time.perf_counter() - started)
         finally:
             sys.stdout, sys.stderr = saved
+            _restore_builtins()  # before the harness encodes anything
         elapsed = time.perf_counter() - started
         reply = {"ok": True, "output": out.text(), "duration_s": elapsed}
         try:
@@ -183,6 +186,7 @@ class Worker:
         return lines[-20:]
 
     def serve(self) -> None:
+        protocol.write_frame(self.response_fd, protocol.encode_message({"ready": True}, None))
         while True:
             try:
                 header, blobs = protocol.read_frame(self.request_fd)
@@ -212,6 +216,17 @@ def _exception_message(exc: BaseException) -> str:
     except Exception:  # noqa: BLE001 - a hostile __str__
         text = "<unprintable message>"
     return text[:2000]
+
+
+_BUILTINS = dict(vars(builtins))
+
+
+def _restore_builtins() -> None:
+    """Undo a learner's changes to ``builtins``: they must not break the harness itself."""
+    names = vars(builtins)
+    for name in [n for n in names if n not in _BUILTINS]:
+        del names[name]
+    names.update(_BUILTINS)
 
 
 def configure_threads() -> None:

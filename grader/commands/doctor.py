@@ -1,0 +1,25 @@
+"""`grade doctor`: what this machine gives the sandbox, and why the missing layers are missing."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("doctor")
+def doctor() -> None:
+    """Show which isolation layers are active for learner code on this machine."""
+    from grader.sandbox import isolation
+
+    caps = isolation.probe()
+    click.echo("Isolation layers for learner code on this machine:")
+    for layer in caps.layers:
+        mark = click.style("✓", fg="green") if layer.active else click.style("✗", fg="red")
+        click.echo(f"  {mark} {layer.name:<18} {layer.detail}")
+    if caps.level == "strict":
+        click.echo("Isolation level: strict — learner code cannot read the references, the "
+                   "suites, reports or other submissions, and has no network.")
+    else:
+        click.echo("Isolation level: basic — learner code runs in its own process with limits, "
+                   "but can read the filesystem or reach the network. Fine for learners on "
+                   "their own code; teachers should grade a class with --isolation strict on "
+                   "a machine that offers it.")

@@ -1,0 +1,258 @@
+"""The hostile-submission corpus: each submission gets the verdict it must get, through the
+real `grade bulk` CLI, and none of them changes another's result or the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader.sandbox import isolation
+
+GRADE = str(Path(sys.executable).with_name("grade"))
+SLUG = "grid_local_mask"
+REF = catalog.get(SLUG).solution.read_text()
+FIRST = "square_grid_radius_1"  # the first test of the suite: n_prefix=1, a 3x3 grid
+
+pytestmark = pytest.mark.skipif(isolation.probe().level != "strict",
+                                reason="this machine offers no filesystem/network isolation")
+
+
+def fn(body: str) -> str:
+    """A learner file whose grid_local_mask runs ``body`` first, then the reference."""
+    ref = REF.replace("def grid_local_mask(", "def _reference(")
+    indented = "\n".join("    " + line for line in body.strip().splitlines())
+    return (f"{ref}\n\ndef grid_local_mask(H_p, W_p, radius, n_prefix=1):\n{indented}\n"
+            "    return _reference(H_p, W_p, radius, n_prefix)\n")
+
+
+def corpus(ctx: dict[str, str]) -> dict[str, str | bytes]:
+    return {
+        "loop": fn("while True:\n    pass"),
+        "sleep_at_import": "import time\ntime.sleep(10**6)\n",
+        "fork_bomb": fn("import os\nwhile True:\n    os.fork()"),
+        "setsid_child_lingers": fn(
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(10**6)\n"
+            "    os._exit(0)"),
+        "memory_bomb_numpy": fn("import numpy as np\nx = np.ones(10**10)"),
+        "memory_bomb_torch": fn("import torch\nx = torch.ones(10**10)"),
+        "stdout_flood": fn("import os, sys\nchunk = b'x' * 2**20\nfor _ in range(1024):\n"
+                           "    os.write(1, chunk)\nfor _ in range(50):\n"
+                           "    print('y' * 2**20)"),
+        "sys_exit_at_import": "import sys\nsys.exit(0)\n",
+        "os_exit_at_import": "import os\nos._exit(0)\n",
+        "sys_exit_in_call": fn("import sys\nsys.exit(0)"),
+        "os_exit_in_call": fn("import os\nos._exit(0)"),
+        "kill_the_grader": fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"),
+        "segfault": fn("import ctypes\nctypes.string_at(0)"),
+        "deep_recursion": fn("import sys\nsys.setrecursionlimit(10**6)\n"
+                             "def f(n):\n    return f(n + 1) + 1\nf(0)"),
+        "read_reference_by_path": fn(
+            f"src = open({ctx['solution']!r}).read()\nns = {{}}\nexec(src, ns)\n"
+            "return ns['grid_local_mask'](H_p, W_p, radius, n_prefix) | True"),
+        "walk_filesystem": fn(
+            "import os\nfound = []\nfor root in ('/', os.path.dirname(__file__) + '/../..'):\n"
+            "    for d, _, files in os.walk(root):\n"
+            "        found += [os.path.join(d, f) for f in files\n"
+            "                  if f == 'test_grid_local_mask.py']\n"
+            "        if len(found) > 0:\n            break\n"
+            "if found:\n    raise RuntimeError('FOUND ' + found[0])"),
+        "read_other_submission": fn(
+            f"import glob\nothers = glob.glob({ctx['klass']!r} + '/*/*.py') + "
+            "glob.glob('/tmp/grade-worker-*/submission/*.py')\n"
+            "for p in others:\n    open(p).read()\n"
+            "if others:\n    raise RuntimeError('READ ' + others[0])"),
+        "write_into_reports": fn(f"open({ctx['out']!r} + '/pwned.html', 'w').write('pwned')"),
+        "tcp_to_loopback": fn(
+            f"import socket\ns = socket.create_connection(('127.0.0.1', {ctx['port']}), 2)\n"
+            "s.sendall(b'stolen')"),
+        "monkeypatch_numpy_and_builtins": (
+            "import builtins, numpy, numpy.testing\n"
+            "numpy.allclose = lambda *a, **k: True\nnumpy.array_equal = lambda *a, **k: True\n"
+            "numpy.testing.assert_allclose = lambda *a, **k: None\n"
+            "builtins.isinstance = lambda *a: True\n"
+            "def grid_local_mask(H_p, W_p, radius, n_prefix=1):\n"
+            "    return numpy.zeros((n_prefix + H_p * W_p,) * 2, dtype=bool)\n"),
+        "ndarray_subclass": fn("import numpy as np\nclass Liar(np.ndarray):\n"
+                               "    def __eq__(self, other):\n        return True\n"
+                               "return np.zeros((2, 2)).view(Liar)"),
+        "eq_always_true": fn("class Eq:\n    def __eq__(self, other):\n        return True\n"
+                             "return Eq()"),
+        "array_that_lies": fn("class A:\n    def __array__(self, *a, **k):\n"
+                              "        import numpy as np\n        return np.ones((10, 10), bool)\n"
+                              "return A()"),
+        "gigantic_array": fn("import numpy as np\nreturn np.zeros(100 * 2**20)"),
+        "pickled_payload": fn("import pickle\nreturn pickle.dumps(object)"),
+        "forged_protocol_tag": fn("return {'$a': 0}"),
+        "sitecustomize_and_pth": fn(
+            "import os, site\n"
+            "open('sitecustomize.py', 'w').write('print(\"PWNED\")')\n"
+            "open('evil.pth', 'w').write('import os; print(\"PWNED\")')\n"
+            "for d in site.getsitepackages():\n    try:\n"
+            "        open(os.path.join(d, 'evil.pth'), 'w').write('print(\"PWNED\")')\n"
+            "    except OSError:\n        pass\n"
+            "if n_prefix == 1 and H_p == 3:\n    os._exit(3)"),
+        "changes_its_own_file": fn(
+            f"for p in (__file__, {ctx['klass']!r} + '/changes_its_own_file/grid_local_mask.py'):\n"
+            "    try:\n        open(p, 'w').write('def grid_local_mask(*a): return 1\\n')\n"
+            "    except OSError:\n        pass"),
+        "non_utf8_source": b"# \xff\xfe latin-1 bytes\ndef grid_local_mask(): pass\n",
+        "imports_missing_module": "import does_not_exist_anywhere\n",
+        "reads_grader_memory": fn("open(f'/proc/{__import__(\"os\").getppid()}/environ').read()"),
+    }
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hostile")
+    klass, out = base / "class", base / "out"
+    hits: list[bytes] = []
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                hits.append(conn.recv(100))
+                conn.close()
+            except OSError:
+                continue
+
+    threading.Thread(target=serve, daemon=True).start()
+    ctx = {"solution": str(catalog.get(SLUG).solution), "klass": str(klass), "out": str(out),
+           "port": str(server.getsockname()[1])}
+    files = corpus(ctx)
+    for name, src in {**files, "control_ok": REF,
+                      "control_wrong": REF.replace("return mask", "return ~mask")}.items():
+        (klass / name).mkdir(parents=True)
+        path = klass / name / f"{SLUG}.py"
+        path.write_bytes(src) if isinstance(src, bytes) else path.write_text(src)
+    before = {p: p.read_bytes() for p in klass.rglob("*") if p.is_file()}
+    tmp = base / "tmp"  # the grader's own temporary folder: workers' folders go there
+    tmp.mkdir()
+    proc = subprocess.run([GRADE, "bulk", str(klass), "--out", str(out), "--exercises", SLUG,
+                           "--workers", "2", "--time-budget", "12", "--isolation", "strict",
+                           "-q"], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "TMPDIR": str(tmp)})
+    stop.set()
+    server.close()
+    results = {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}
+    return {"proc": proc, "results": results, "files": files, "klass": klass, "out": out,
+            "before": before, "hits": hits, "tmp": tmp, "base": base}
+
+
+def _tests_of(batch, name):
+    return {t["name"]: t for t in batch["results"][name]["exercises"][0]["tests"]}
+
+
+def test_the_batch_completes(batch):
+    proc = batch["proc"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(batch["files"]) >= 25
+    assert set(batch["results"]) == (set(batch["files"]) | {"control_ok", "control_wrong"}) - {
+        "non_utf8_source"}
+
+
+def test_controls_are_unaffected(batch, tmp_path):
+    small = tmp_path / "class"
+    for name in ("control_ok", "control_wrong"):
+        (small / name).mkdir(parents=True)
+        (small / name / f"{SLUG}.py").write_bytes(batch["before"][batch["klass"] / name /
+                                                                  f"{SLUG}.py"])
+    subprocess.run([GRADE, "bulk", str(small), "--out", str(tmp_path / "out"), "--exercises",
+                    SLUG, "-q"], check=True, capture_output=True, timeout=300)
+    for name in ("control_ok", "control_wrong"):
+        alone = json.loads((tmp_path / "out" / name / "results.json").read_text())
+        together = batch["results"][name]
+        assert [(t["name"], t["status"], t["message"]) for t in alone["exercises"][0]["tests"]] \
+            == [(t["name"], t["status"], t["message"])
+                for t in together["exercises"][0]["tests"]]
+    assert batch["results"]["control_ok"]["score"] == 9
+
+
+@pytest.mark.parametrize("name, status, words", [
+    ("loop", "timeout", "timed out after 10 s"),
+    ("sleep_at_import", "timeout", "importing grid_local_mask.py: timed out"),
+    ("sys_exit_at_import", "error", "sys.exit(0)"),
+    ("os_exit_at_import", "crashed", "exit code 0"),
+    ("sys_exit_in_call", "error", "sys.exit(0)"),
+    ("os_exit_in_call", "crashed", "exit code 0"),
+    ("kill_the_grader", "error", "PermissionError"),
+    ("segfault", "crashed", "signal SIGSEGV"),
+    ("read_reference_by_path", "error", "PermissionError"),
+    ("write_into_reports", "error", "PermissionError"),
+    ("tcp_to_loopback", "error", "OSError"),
+    ("monkeypatch_numpy_and_builtins", "failed", "values differ"),
+    ("ndarray_subclass", "failed", "not plain data"),
+    ("eq_always_true", "failed", "not plain data"),
+    ("array_that_lies", "failed", "not plain data"),
+    ("gigantic_array", "failed", "over the"),
+    ("pickled_payload", "failed", "not plain data"),
+    ("forged_protocol_tag", "failed", "expected an array"),
+    ("imports_missing_module", "error", "ModuleNotFoundError"),
+    ("reads_grader_memory", "error", "PermissionError"),
+])
+def test_verdicts(batch, name, status, words):
+    first = _tests_of(batch, name)[FIRST]
+    assert first["status"] == status, first
+    assert words in first["message"], first["message"]
+
+
+def test_loops_use_up_the_budget_not_the_whole_run(batch):
+    tests = _tests_of(batch, "loop")
+    assert {t["status"] for t in tests.values()} == {"timeout"}
+    assert any("time budget of 12 s" in t["message"] for t in tests.values())
+
+
+@pytest.mark.parametrize("name", ["fork_bomb", "memory_bomb_numpy", "memory_bomb_torch",
+                                  "deep_recursion"])
+def test_resource_bombs_fail_without_harm(batch, name):
+    first = _tests_of(batch, name)[FIRST]
+    assert first["status"] in ("error", "crashed", "timeout"), first
+    if name.startswith("memory"):
+        assert "memory" in first["message"].lower()
+
+
+def test_escapes_find_nothing(batch):
+    for name in ("walk_filesystem", "read_other_submission"):
+        for t in _tests_of(batch, name).values():
+            assert "FOUND" not in t["message"] and "READ" not in t["message"], t
+    assert batch["hits"] == []  # the loopback server never heard from a learner
+    assert not (batch["out"] / "pwned.html").exists()
+
+
+def test_flood_is_truncated_and_the_answer_still_counts(batch):
+    first = _tests_of(batch, "stdout_flood")[FIRST]
+    assert first["status"] == "passed"
+    assert "[output truncated" in first["output"] and len(first["output"]) < 200_000
+
+
+def test_dropped_startup_files_are_never_run(batch):
+    tests = _tests_of(batch, "sitecustomize_and_pth")
+    assert tests[FIRST]["status"] == "crashed"
+    assert all("PWNED" not in t["output"] for t in tests.values())
+    assert tests["radius_0"]["status"] == "passed"  # a fresh worker, with nothing left behind
+
+
+def test_bad_source_is_rejected_with_a_reason(batch):
+    html = (batch["out"] / "index.html").read_text()
+    assert "non_utf8_source" in html and "not UTF-8" in html
+
+
+def test_machine_is_left_as_it_was(batch):
+    after = {p: p.read_bytes() for p in batch["klass"].rglob("*") if p.is_file()}
+    assert after == batch["before"]  # the learners' files were not changed
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(batch["tmp"]) not in ps  # no worker or escaped child of this run is left
+    assert list(batch["tmp"].iterdir()) == []  # every work folder was removed
+    written = {p.relative_to(batch["base"]).parts[0] for p in batch["base"].rglob("*")}
+    assert written <= {"class", "out", "tmp"}

@@ -1,0 +1,90 @@
+"""The sandbox's layers, `grade doctor`, `--isolation strict`, and ungradable submissions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader import catalog
+from grader.cli import main
+from grader.sandbox import isolation
+
+SLUG = "grid_local_mask"
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_doctor_lists_every_layer_and_the_level():
+    result = run("doctor")
+    assert result.exit_code == 0
+    for layer in isolation.probe().layers:
+        assert layer.name in result.output
+    assert f"Isolation level: {isolation.probe().level}" in result.output
+
+
+def test_results_record_the_isolation_level(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(catalog.SOLUTIONS_DIR, tmp_path / "sub")
+    run("--submission", str(tmp_path / "sub"), SLUG, "-q")
+    data = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert data["isolation"]["level"] == isolation.probe().level
+    assert "rlimits" in data["isolation"]["layers"]
+    assert f"isolation {isolation.probe().level}" in (tmp_path / "reports" /
+                                                       "index.html").read_text()
+
+
+def _basic(monkeypatch):
+    caps = isolation.probe()
+    weak = isolation.Capabilities(landlock_abi=0, netns=None, cgroup=caps.cgroup,
+                                  drop_uid=caps.drop_uid, layers=caps.layers)
+    monkeypatch.setattr(isolation, "probe", lambda: weak)
+
+
+def test_strict_refuses_a_machine_without_isolation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _basic(monkeypatch)
+    result = run("--isolation", "strict", "--submission", str(catalog.SOLUTIONS_DIR), SLUG)
+    assert result.exit_code == 2
+    assert "cannot isolate the filesystem and network" in result.output
+    result = run("--submission", str(catalog.SOLUTIONS_DIR), SLUG, "-q")
+    assert result.exit_code == 0
+    assert "warning: learner code will run without filesystem and network isolation" \
+        in result.stderr
+
+
+@pytest.mark.skipif(not isolation.probe().filesystem_isolated, reason="no Landlock here")
+def test_learner_cannot_read_the_references(grade_src):
+    src = (f"def grid_local_mask(*a, **k):\n"
+           f"    return open({str(catalog.get(SLUG).solution)!r}).read()\n")
+    t = grade_src(SLUG, src).tests[0]
+    assert t.status == "error" and t.message.startswith("PermissionError")
+    assert "def grid_local_mask" not in t.message + t.output
+
+
+def test_a_sandbox_that_cannot_start_makes_the_submission_ungradable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def broken(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(isolation.Sandbox, "launch", broken)
+    result = CliRunner().invoke(main, ["--submission", str(catalog.SOLUTIONS_DIR), SLUG])
+    assert result.exit_code == 3
+    assert "could not start the sandbox" in result.stderr
+    assert not (tmp_path / "reports" / "results.json").exists()  # no 0-point report
+    sub = tmp_path / "class" / "ann"
+    sub.mkdir(parents=True)
+    shutil.copy(catalog.get(SLUG).solution, sub)
+    result = CliRunner().invoke(main, ["bulk", str(tmp_path / "class"), "--out",
+                                       str(tmp_path / "out"), "--exercises", SLUG, "-q"])
+    assert result.exit_code == 3
+    assert "not graded" in result.output
+    rows = (tmp_path / "out" / "grades.csv").read_text()
+    assert "grading failed (not the learner's fault)" in rows
+    assert not Path(tmp_path / "out" / "ann" / "results.json").exists()
