@@ -59,13 +59,8 @@ class Exercise:
 @lru_cache(maxsize=1)
 def load() -> dict[str, Exercise]:
     """All exercises, in index order, keyed by slug."""
-    entries = list(tomllib.loads(INDEX.read_text())["exercise"])
-    # TEMPORARY: fragments written while exercises are authored in parallel; merged into
-    # the index before release.
-    for fragment in sorted((PACKAGE_DIR / "exercises.d").glob("*.toml")):
-        entries.extend(tomllib.loads(fragment.read_text())["exercise"])
     out: dict[str, Exercise] = {}
-    for entry in entries:
+    for entry in tomllib.loads(INDEX.read_text())["exercise"]:
         out[entry["slug"]] = Exercise(
             slug=entry["slug"], title=entry["title"], difficulty=entry["difficulty"],
             tags=tuple(entry.get("tags", ())), points=float(entry["points"]),
