@@ -1,7 +1,8 @@
 """The ``grade`` command line (Click).
 
-``grade [EXERCISE]...`` grades (the default command, ``grade run``); ``grade list``,
-``grade show`` and ``grade hint`` help the learner between runs; ``grade bulk`` grades a class.
+``grade [EXERCISE]...`` grades (the default command, ``grade run``; ``--watch`` re-grades on
+save); ``grade list``, ``show``, ``hint``, ``reset``, ``solution``, ``progress`` and
+``interview`` help the learner between runs; ``grade bulk`` grades a class.
 Each command lives in its own module under ``grader/commands/``; this module assembles them.
 Exit codes: 0 when every graded test passed, 1 when any did not, 2 for a usage error, 3 when
 grading itself failed.
@@ -13,7 +14,7 @@ from typing import Any
 
 import click
 
-from grader.commands import bulk, grading, learner
+from grader.commands import bulk, doctor, grading, interview, learner
 from grader.commands.common import complete_exercise
 
 
@@ -42,13 +43,20 @@ def main() -> None:
     grade                       grade every exercise whose file exists in ./exercises
     grade grid_local_mask       grade one exercise (names tab-complete)
     grade --submission DIR      grade a folder of learner files (DIR/<exercise>.py)
-    grade list | show EX | hint EX
+    grade --watch [EX]          re-grade on save (h: next hint, q: quit)
+    grade list | show EX | hint EX | progress
+    grade reset EX              restore the stub (your version is backed up)
+    grade solution EX           the reference, once you have passed
+    grade interview             a mock interview against the clock
     grade bulk SUBMISSIONS --out DIR   grade a whole class (teachers)
+    grade doctor                what isolation this machine gives learner code
 
     The learner's code runs in a separate process; the report goes to reports/index.html.
     Options for grading: grade run --help.
     """
 
 
-for _command in (grading.run, learner.list_exercises, learner.show, learner.hint, bulk.bulk):
+for _command in (grading.run, learner.list_exercises, learner.show, learner.hint, learner.reset,
+                 learner.solution, learner.progress, interview.interview, bulk.bulk,
+                 doctor.doctor):
     main.add_command(_command)

@@ -1,38 +1,142 @@
-"""The learner's small state file: hints seen and last scores, per exercise.
+"""The learner's state file: hints seen, last scores and progress, per exercise.
 
-Kept in ``.grade/state.json`` under the current directory; a missing or corrupt file is an
-empty state (it is a convenience, never needed to grade).
+Kept in ``.grade/state.json`` under the current directory. A missing or corrupt file is an
+empty state, and a corrupt entry is dropped on its own: the file is a convenience, never
+needed to grade. Writes are atomic (a temporary file renamed over the old one); two commands
+saving at the same moment may lose one update, never corrupt the file.
+
+Definitions (shown by ``grade progress``):
+
+- an **attempt** is a grading of a version of the learner's own file not graded before
+  (grading the same content again, or the untouched stub, is not an attempt);
+- **time spent** is active time: the gaps between consecutive events on the exercise (an
+  attempt, ``grade show``, ``grade hint``, a hint in watch mode), a gap longer than
+  ``IDLE_GAP_S`` counted as a break and adding nothing; an interview adds its own clock;
+- an exercise is **mastered** from the first grading of the learner's own file with full marks.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grader.files import atomic_write_text
 
 STATE_PATH = Path(".grade") / "state.json"
+IDLE_GAP_S = 15 * 60.0
+
+
+@dataclass
+class Progress:
+    """One exercise's history. Times are POSIX timestamps (seconds)."""
+
+    attempts: int = 0
+    best: list[float] | None = None  # [score, max_score] of the best grading
+    time_s: float = 0.0
+    first_attempt: float | None = None
+    mastered_at: float | None = None
+    solution_seen_at: float | None = None
+    last_active: float | None = None
+    last_version: str | None = None  # sha256 of the content last counted as an attempt
+    last_tests: dict[str, str] = field(default_factory=dict)  # test name -> status
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Progress:
+        def opt(key: str) -> float | None:
+            return None if data.get(key) is None else float(data[key])
+
+        best = data.get("best")
+        return cls(attempts=int(data.get("attempts", 0)),
+                   best=[float(best[0]), float(best[1])] if best is not None else None,
+                   time_s=float(data.get("time_s", 0.0)), first_attempt=opt("first_attempt"),
+                   mastered_at=opt("mastered_at"), solution_seen_at=opt("solution_seen_at"),
+                   last_active=opt("last_active"),
+                   last_version=(str(data["last_version"]) if data.get("last_version")
+                                 else None),
+                   last_tests={str(k): str(v)
+                               for k, v in dict(data.get("last_tests", {})).items()})
+
+    @property
+    def mastered(self) -> bool:
+        return self.mastered_at is not None
+
+    def touch(self, now: float) -> None:
+        """Count the time since the last event on this exercise, unless it was a break."""
+        if self.last_active is not None and 0 < now - self.last_active <= IDLE_GAP_S:
+            self.time_s += now - self.last_active
+        self.last_active = now
 
 
 @dataclass
 class State:
     hints_seen: dict[str, int] = field(default_factory=dict)
     last_score: dict[str, list[float]] = field(default_factory=dict)
+    progress: dict[str, Progress] = field(default_factory=dict)
     path: Path = STATE_PATH
 
     @classmethod
     def load(cls, path: Path = STATE_PATH) -> State:
+        """The state in ``path``; whatever cannot be read is left out."""
+        state = cls(path=path)
         try:
-            data: dict[str, Any] = json.loads(path.read_text())
-            return cls(hints_seen={k: int(v) for k, v in data.get("hints_seen", {}).items()},
-                       last_score={k: [float(x) for x in v]
-                                   for k, v in data.get("last_score", {}).items()}, path=path)
-        except (OSError, ValueError, TypeError, AttributeError):
-            return cls(path=path)
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return state
+        if not isinstance(data, dict):
+            return state
+        for name, convert, target in (
+                ("hints_seen", lambda v: int(v), state.hints_seen),
+                ("last_score", lambda v: [float(v[0]), float(v[1])], state.last_score),
+                ("progress", lambda v: Progress.from_dict(v), state.progress)):
+            entries = data.get(name)
+            if not isinstance(entries, dict):
+                continue
+            for slug, value in entries.items():
+                try:
+                    target[str(slug)] = convert(value)
+                except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                    pass  # one bad entry does not cost the others
+        return state
 
     def save(self) -> None:
         """Write atomically (a temporary file renamed over the old one)."""
-        data = {"hints_seen": self.hints_seen, "last_score": self.last_score}
-        atomic_write_text(self.path, json.dumps(data, indent=2))
+        data = {"version": 1, "hints_seen": self.hints_seen, "last_score": self.last_score,
+                "progress": {s: asdict(p) for s, p in self.progress.items()}}
+        atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
+
+    def of(self, slug: str) -> Progress:
+        """The progress of ``slug`` (a new, empty one the first time)."""
+        return self.progress.setdefault(slug, Progress())
+
+    def record_grading(self, slug: str, *, score: float, max_score: float, passed: bool,
+                       tests: dict[str, str], version: str | None, now: float,
+                       spent_s: float | None = None) -> None:
+        """Record a grading of the learner's own file.
+
+        ``version`` is the file content's hash, ``None`` for the untouched stub (never an
+        attempt). ``spent_s``, when given (an interview's clock), is added as time spent
+        instead of the gap since the last event.
+        """
+        p = self.of(slug)
+        self.last_score[slug] = [score, max_score]
+        if p.best is None or _ratio(score, max_score) > _ratio(*p.best):
+            p.best = [score, max_score]
+        p.last_tests = dict(tests)
+        if passed and max_score > 0 and p.mastered_at is None:
+            p.mastered_at = now
+        if spent_s is not None:
+            p.time_s += max(0.0, spent_s)
+            p.last_active = now
+        if version is not None and version != p.last_version:
+            p.attempts += 1
+            p.last_version = version
+            if p.first_attempt is None:
+                p.first_attempt = now
+            if spent_s is None:
+                p.touch(now)
+
+
+def _ratio(score: float, max_score: float) -> float:
+    return score / max_score if max_score > 0 else 0.0

@@ -10,6 +10,8 @@ A hidden suite is ``grader/suites/test_<slug>.py``. Its tests take the fixtures
 
 Every test is decorated with ``@graded(points, hint)``. Known mistakes are functions of the
 same arguments as a reference function, decorated with ``@mistake(func, name, message)``.
+Source rules (what a solution may not use, read from the learner's file with ``ast``) are
+tests declared with ``@source_rule(points, hint, statement=..., forbid=...)``.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from typing import Any
 
 import pytest
 
+from grader.engine import rules
 from grader.engine.check import GradeFailure
 from grader.sandbox.harness.protocol import Recipe
 
-__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "GradeFailure"]
+__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "GradeFailure", "source_rule"]
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -63,6 +66,47 @@ def mistakes_in(namespace: dict[str, Any]) -> list[KnownMistake]:
     """The known mistakes defined in a suite module's namespace, in definition order."""
     return [v.__known_mistake__ for v in namespace.values()
             if callable(v) and hasattr(v, "__known_mistake__")]
+
+
+def source_rule(points: float, hint: str, *, statement: str, forbid: tuple[str, ...] = (),
+                allow_imports: tuple[str, ...] | None = None,
+                forbid_imported: tuple[str, ...] = (), functions: tuple[str, ...] = (),
+                visibility: str = "public") -> Callable[[Callable[..., Any]], Any]:
+    """Declare a source rule as a graded test; decorate an empty ``test_rule_<name>`` whose
+    docstring says what the rule checks.
+
+    The test reads the learner's file (the grading process never imports it) and fails with
+    ``statement`` and the offending lines when it uses a name matching ``forbid`` (dotted, glob
+    patterns; a module covers everything under it), imports a top-level module outside
+    ``allow_imports`` (None: any), or imports a name matching ``forbid_imported``. It earns
+    its points only once the file imports in the worker and the rule's ``functions`` are
+    implemented. See ``grader/engine/rules.py``.
+    """
+
+    def deco(fn: Callable[..., Any]) -> Any:
+        rule = rules.Rule(name=fn.__name__.removeprefix("test_rule_").removeprefix("test_"),
+                          statement=statement, forbid=tuple(forbid),
+                          allow_imports=None if allow_imports is None else tuple(allow_imports),
+                          forbid_imported=tuple(forbid_imported), functions=tuple(functions))
+
+        # ``learner`` loads the file in the worker first: a file that does not import earns
+        # no points for a rule, and says why as every other test does
+        def test(learner_source: rules.LearnerSource, learner: Any) -> None:
+            rules.enforce(learner_source, rule)
+
+        # not functools.wraps: pytest would read the fixtures off the wrapped signature
+        test.__name__, test.__qualname__ = fn.__name__, fn.__qualname__
+        test.__doc__, test.__module__ = fn.__doc__, fn.__module__
+        test.__source_rule__ = rule  # type: ignore[attr-defined]
+        return graded(points, hint, visibility=visibility)(test)
+
+    return deco
+
+
+def rules_in(namespace: dict[str, Any]) -> list[rules.Rule]:
+    """The source rules declared in a suite module's namespace."""
+    return [v.__source_rule__ for v in namespace.values()
+            if callable(v) and hasattr(v, "__source_rule__")]
 
 
 def reference(slug: str) -> Any:

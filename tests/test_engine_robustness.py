@@ -153,11 +153,11 @@ def test_not_submitted_and_results_json_schema(tmp_path):
     data = json.loads((tmp_path / "report" / "results.json").read_text())
     assert set(data) >= {"submission", "score", "max_score", "device", "exercises"}
     assert data["submission"] == "me" and data["device"] == "cpu"
-    assert data["score"] == 9 and data["max_score"] == 18
+    assert data["score"] == 9 and data["max_score"] == 19
     ex = data["exercises"][0]
     assert set(ex) >= {"exercise", "score", "max_score", "status", "tests"}
     assert set(ex["tests"][0]) >= {"name", "status", "score", "max_score", "message", "hint",
                                     "mistake", "duration_s"}
     html = (tmp_path / "report" / "index.html").read_text()
-    assert "9 / 9" in html and "0 / 9" in html and "not submitted" in html
+    assert "9 / 9" in html and "0 / 10" in html and "not submitted" in html
     assert "http://" not in html and "https://" not in html

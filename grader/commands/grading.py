@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from grader import catalog
-from grader.engine.results import SubmissionResult, TestResult
+from grader.engine.results import ExerciseResult, SubmissionResult, TestResult
 from grader.report import terminal
-from grader.state import State
 
-from .common import EXERCISE, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, resolve_device
+from . import workspace
+from .common import (
+    EXERCISE,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ISOLATION_CHOICE,
+    check_isolation,
+    resolve_device,
+)
 
 
 def _select(exercises: tuple[str, ...], submission: Path | None,
@@ -45,8 +51,15 @@ def _select(exercises: tuple[str, ...], submission: Path | None,
 
 
 def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_dir: Path,
-               as_json: bool, verbosity: int, remember: bool = True) -> SubmissionResult:
-    """Grade, print, write the report; ``remember`` keeps the scores for `grade list`."""
+               as_json: bool, verbosity: int, remember: bool = True,
+               others: list[ExerciseResult] | None = None,
+               spent_s: dict[str, float] | None = None) -> SubmissionResult:
+    """Grade ``files``, print a line per test and the summary, write the report.
+
+    ``remember``: the files are the learner's own; record the grading in ``.grade/state.json``
+    (scores, attempts, time). ``others``: earlier results of other exercises, written to the
+    report beside these (watch mode re-grades one exercise). Returns this grading's result.
+    """
     from grader.engine.runner import grade
     from grader.report.html import write_report
 
@@ -57,14 +70,20 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
         if files.get(slug) is not None:  # not-submitted exercises get one summary line
             out.test(slug, catalog.get(slug).title, result)
 
+    before = workspace.versions(files) if remember else {}
     result = grade(files, submission=name, device=device, on_test=on_test)
-    index = write_report(result, report_dir)
+    shown = result
+    if others:
+        graded = {e.exercise for e in result.exercises}
+        shown = SubmissionResult(submission=name, device=device, duration_s=result.duration_s,
+                                 exercises=[e for e in others if e.exercise not in graded]
+                                 + result.exercises)
+        order = list(catalog.load())
+        shown.exercises.sort(key=lambda e: order.index(e.exercise) if e.exercise in order
+                             else len(order))
+    index = write_report(shown, report_dir)
     if remember:
-        state = State.load()
-        for e in result.exercises:
-            if e.status != "not_submitted":
-                state.last_score[e.exercise] = [e.score, e.max_score]
-        state.save()
+        workspace.remember(result, before, spent_s)
     out.finish(result, index)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
@@ -84,27 +103,45 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
               show_default=True, help="Device for torch exercises (auto: cuda when available).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the machine-readable result to stdout (progress goes to stderr).")
-@click.option("--watch", is_flag=True, help="Re-grade whenever a learner file is saved.")
+@click.option("--watch", is_flag=True,
+              help="Re-grade an exercise whenever its file is saved; h: next hint, q: quit.")
+@click.option("--debounce", type=click.FloatRange(min=0), default=0.4, hidden=True,
+              help="Watch mode: seconds a file must stay unchanged before it is graded.")
 @click.option("--gradescope", is_flag=True,
               help="Run as a Gradescope autograder: grade /autograder/submission (unless "
                    "--submission is given) and write the results in Gradescope's format.")
 @click.option("--gradescope-out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("/autograder/results/results.json"), show_default=True,
               help="Where --gradescope writes its results.")
+@click.option("--isolation", type=ISOLATION_CHOICE, default="auto", show_default=True,
+              help="strict: refuse to grade unless learner code is cut off from the filesystem "
+                   "and the network (see grade doctor).")
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
-        report_dir: Path, device: str, as_json: bool, watch: bool, gradescope: bool,
-        gradescope_out: Path, quiet: int, verbose: int) -> None:
+        report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float,
+        gradescope: bool, gradescope_out: Path, isolation: str, quiet: int,
+        verbose: int) -> None:
     """Grade exercises (the default command: `grade EXERCISE...` is `grade run EXERCISE...`)."""
+    check_isolation(isolation)
     if gradescope and submission is None:
         submission = Path("/autograder/submission")
     files, name = _select(exercises, submission, exercises_dir)
-    dev = resolve_device(device, list(files))
     verbosity = 1 + verbose - quiet
     if watch:
-        _watch(files, name, dev, report_dir, verbosity)
-        return
+        if as_json or gradescope:
+            raise click.UsageError("--watch cannot be combined with --json or --gradescope")
+        from .watch import watch_files
+
+        folder = submission if submission is not None else exercises_dir
+        # without names, every exercise's file is watched, also one not created yet
+        watched = {s: folder / f"{s}.py" for s in (exercises or catalog.load())}
+        if device == "cuda":
+            resolve_device(device, list(watched))  # no GPU: a usage error now, not later
+        watch_files(watched, name, device=device, report_dir=report_dir, verbosity=verbosity,
+                    remember=submission is None, debounce_s=debounce)
+        sys.exit(EXIT_OK)
+    dev = resolve_device(device, list(files))
     try:
         result = grade_once(files, name, device=dev, report_dir=report_dir, as_json=as_json,
                             verbosity=verbosity, remember=submission is None)
@@ -117,35 +154,3 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
         write_gradescope_json(gradescope_out, result.to_dict())
         click.echo(f"Gradescope results: {gradescope_out}", err=True)
     sys.exit(EXIT_OK if result.all_passed else EXIT_FAILED)
-
-
-def _watch(files: dict[str, Path | None], name: str, device: str, report_dir: Path,
-           verbosity: int, poll_s: float = 0.5, debounce_s: float = 0.3) -> None:
-    """Poll the learner files; re-grade an exercise when its file changes (Ctrl-C stops)."""
-
-    def stamp(p: Path | None) -> float:
-        try:
-            return p.stat().st_mtime if p is not None else 0.0
-        except OSError:
-            return 0.0
-
-    seen = {s: stamp(p) for s, p in files.items()}
-    grade_once(files, name, device=device, report_dir=report_dir, as_json=False,
-               verbosity=verbosity)
-    click.echo("watching for changes (Ctrl-C to stop)...")
-    try:
-        while True:
-            time.sleep(poll_s)
-            changed = [s for s, p in files.items() if stamp(p) != seen[s]]
-            if not changed:
-                continue
-            time.sleep(debounce_s)  # editors write several times
-            for s in changed:
-                seen[s] = stamp(files[s])
-            if os.environ.get("TERM"):
-                click.clear()
-            grade_once({s: files[s] for s in changed}, name, device=device,
-                       report_dir=report_dir, as_json=False, verbosity=verbosity)
-            click.echo("watching for changes (Ctrl-C to stop)...")
-    except KeyboardInterrupt:
-        click.echo("stopped watching.")

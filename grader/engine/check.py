@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import math
 import time
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from grader.sandbox import faults
 from grader.sandbox.harness import protocol
 
-from .compare import Comparison, compare
+from . import figures
+from .compare import Comparison, compare, fmt
 
 if TYPE_CHECKING:
     from grader.sandbox.proxy import LearnerProxy
@@ -41,15 +45,96 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+MAX_INPUTS = 12  # call summaries kept per public test
+
+
+def _walk(value: Any, depth: int = 0) -> list[np.ndarray]:
+    """The numeric arrays and numbers inside an argument (lists, tuples, dicts, tensors)."""
+    if depth > 4:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _walk(v, depth + 1)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _walk(v, depth + 1)]
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        try:
+            value = value.detach().cpu().float().numpy()
+        except Exception:  # noqa: BLE001 - an unusual tensor: not summarised
+            return []
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)) or value is None:
+        return []
+    if isinstance(value, (int, float, np.number, np.ndarray)):
+        arr = np.asarray(value)
+        return [arr] if arr.dtype.kind in "iuf" else []
+    return []
+
+
+def input_stats(args: tuple, kwargs: dict) -> tuple[int, float | None]:
+    """(number of values in the inputs, largest finite |value| among them or None)."""
+    arrays = _walk(list(args) + list(kwargs.values()))
+    size = sum(int(a.size) for a in arrays)
+    finite = [float(np.max(np.abs(a[np.isfinite(a)]))) for a in arrays
+              if a.size and np.isfinite(a).any()]
+    return size, (max(finite) if finite else None)
+
+
+def summarize(value: Any, depth: int = 0) -> str:
+    """A short human summary of an argument: small arrays in full, larger ones by shape,
+    dtype and range; lists of same-shaped arrays counted."""
+    if hasattr(value, "detach") and hasattr(value, "shape") and hasattr(value, "device"):
+        return (f"tensor {tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}"
+                f" on {value.device}")
+    if isinstance(value, np.ndarray):
+        if value.size <= 12 and value.ndim <= 2:
+            return np.array2string(value, precision=3, separator=", ",
+                                   suppress_small=True).replace("\n", "")
+        text = f"{value.dtype} array {value.shape}"
+        if value.dtype.kind in "iuf" and value.size and np.isfinite(value).any():
+            fin = value[np.isfinite(value)]
+            text += f", values in [{fmt(fin.min())}, {fmt(fin.max())}]"
+        return text
+    if isinstance(value, (list, tuple)) and depth < 3:
+        open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
+        if value and all(isinstance(v, np.ndarray) for v in value) and \
+                len({(v.shape, v.dtype) for v in value}) == 1 and len(value) > 2:
+            return f"{open_}{len(value)} x {summarize(value[0], depth + 1)}{close}"
+        parts = [summarize(v, depth + 1) for v in value[:8]]
+        more = f", ... ({len(value)} items)" if len(value) > 8 else ""
+        return open_ + ", ".join(parts) + more + close
+    if isinstance(value, dict) and depth < 3:
+        items = list(value.items())[:6]
+        return "{" + ", ".join(f"{k!r}: {summarize(v, depth + 1)}" for k, v in items) + "}"
+    if isinstance(value, (float, np.floating)):
+        return fmt(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def call_summary(func: str, args: tuple, kwargs: dict) -> str:
+    text = f"{func}(" + ", ".join([summarize(a) for a in args] +
+                                   [f"{k}={summarize(v)}" for k, v in kwargs.items()]) + ")"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 class GradeFailure(AssertionError):
-    """The learner's answer is wrong. ``message`` is the one-sentence verdict."""
+    """The learner's answer is wrong. ``message`` is the one-sentence verdict.
+
+    ``hidden_message`` is the same verdict without expected values or inputs (what a hidden
+    test shows; defaults to ``message``). ``kind`` names the failure for ``hints.py``.
+    """
 
     def __init__(self, message: str, comparison: Comparison | None = None,
-                 mistake: KnownMistake | None = None) -> None:
+                 mistake: KnownMistake | None = None, *, hidden_message: str | None = None,
+                 kind: str | None = None, exc_type: str | None = None,
+                 what: str = "") -> None:
         super().__init__(message)
+        self.what = what
         self.message = message
+        self.hidden_message = message if hidden_message is None else hidden_message
         self.comparison = comparison
         self.mistake = mistake
+        self.kind = kind if kind is not None else (comparison.kind if comparison else None)
+        self.exc_type = exc_type
 
 
 class Check:
@@ -59,6 +144,19 @@ class Check:
         self.rtol, self.atol = rtol, atol
         self.comparisons: list[Comparison] = []
         self.notes: list[str] = []
+        self.figures: list[dict[str, Any]] = []
+        self.inputs: list[str] = []      # call summaries (shown for public tests only)
+        self.size = 0                    # the most values in one checked call's inputs/result
+        self.checks = 0                  # check.call / check.raises made so far
+        self.valued = 0                  # check.call / check.equal made so far
+
+    def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
+        self.checks += 1
+        if len(self.inputs) < MAX_INPUTS:
+            self.inputs.append(call_summary(func, args, kwargs))
+        elif len(self.inputs) == MAX_INPUTS:
+            self.inputs.append("... (more calls not shown)")
+        self.size = max(self.size, input_stats(args, kwargs)[0])
 
     def expected(self, func: str, *args: Any, _cached: bool = True, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
@@ -81,7 +179,10 @@ class Check:
         ``timed=True`` adds the learner/reference runtime ratio as a note (information only,
         never a failure).
         """
+        self._record_call(func, args, kwargs)
+        self.valued += 1
         expected = self.expected(func, *args, **kwargs)
+        self.size = max(self.size, input_stats((expected,), {})[0])
         actual = getattr(self.learner, func)(*args, **kwargs)
         if timed:
             self._time_warm(func, args, kwargs)
@@ -115,15 +216,23 @@ class Check:
         """Fail unless ``actual`` matches ``expected`` within the tolerance."""
         rtol = self.rtol if rtol is None else rtol
         atol = self.atol if atol is None else atol
+        self.valued += 1
         cmp = compare(actual, expected, rtol=rtol, atol=atol)
         self.comparisons.append(cmp)
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
+        if cmp.expected_shape is not None:
+            self.size = max(self.size, math.prod(cmp.expected_shape))
+        if mistake_call is not None:
+            cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
         if not cmp.ok:
             found = self._match_mistake(actual, mistake_call, rtol, atol)
             message = f"{what}: {cmp.reason}"
+            hidden = f"{what}: {cmp.hidden_reason}"
             if found is not None:
                 message += f". {found.message}"
-            raise GradeFailure(message, cmp, found)
+                hidden += f". {found.message}"
+            raise GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+        cmp.release()
         return cmp
 
     def _match_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None, rtol: float,
@@ -146,14 +255,21 @@ class Check:
         """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``."""
         shown = ", ".join([_short(a) for a in args] +
                           [f"{k}={_short(v)}" for k, v in kwargs.items()])
+        self._record_call(func, args, kwargs)
+        where = f"(check {self.checks} of this test; a hidden test does not show its arguments)"
         try:
             getattr(self.learner, func)(*args, **kwargs)
         except faults.LearnerRaised as exc:
             if exc.is_a(exc_type):
                 return
             raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it raised "
-                               f"{exc.message}") from None
-        raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it returned normally")
+                               f"{exc.message}",
+                               hidden_message=f"{func}(...) should raise {exc_type}, but it "
+                               f"raised {exc.message} {where}", kind="wrong_exception",
+                               exc_type=exc_type) from None
+        raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it returned normally",
+                           hidden_message=f"{func}(...) should raise {exc_type}, but it "
+                           f"returned normally {where}", kind="not_raised", exc_type=exc_type)
 
     def fail(self, message: str, mistake: Any = None) -> None:
         """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake."""
@@ -163,3 +279,20 @@ class Check:
         """Fail with ``message`` unless ``condition`` holds (for property tests)."""
         if not condition:
             raise GradeFailure(message)
+
+    def curve(self, title: str, series: list[dict[str, Any]], *, x_label: str, y_label: str,
+              log_x: bool = False, log_y: bool = False, marks: list[dict[str, Any]] = (),
+              note: str = "") -> None:
+        """Attach a line chart (drawn in the HTML report, passed or failed); see
+        ``figures.curve``. Draw it from the learner's own outputs: for a hidden test it must
+        show no expected value."""
+        self.figures.append(figures.curve(title, series, x_label=x_label, y_label=y_label,
+                                          log_x=log_x, log_y=log_y, marks=marks, note=note))
+
+    def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:
+        """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures: a
+        call that must never change the test's verdict)."""
+        try:
+            return getattr(self.learner, func)(*args, **kwargs)
+        except faults.LearnerFault:
+            return None

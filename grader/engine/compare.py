@@ -5,6 +5,11 @@ numpy exercise and noted), shape (no broadcasting), dtype class (bool / int / fl
 complex), NaN and inf positions, then closeness ``|actual - expected| <= atol + rtol*|expected|``.
 A float32 (or float16) result against a float64 expectation is judged with the looser
 float32 tolerance, and the comparison says so.
+
+Every failing comparison has two reasons: ``reason`` (for public tests: it may quote expected
+values) and ``hidden_reason`` (for hidden tests: the size and place of the error only, never
+an expected value). ``kind`` names what went wrong (``"shape"``, ``"nan"``, ``"tolerance"``,
+...) for ``hints.py``, and the compared arrays are kept (not serialised) for ``figures.py``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,25 @@ class Comparison:
     rtol: float | None = None
     atol: float | None = None
     notes: list[str] = field(default_factory=list)
+    hidden_reason: str = ""
+    kind: str = ""
+    # The compared values as arrays (float64/complex128 for closeness, the originals for exact
+    # comparisons), the out-of-tolerance mask, and the dtype names; dropped once not needed.
+    actual_array: np.ndarray | None = field(default=None, repr=False, compare=False)
+    expected_array: np.ndarray | None = field(default=None, repr=False, compare=False)
+    outside: np.ndarray | None = field(default=None, repr=False, compare=False)
+    actual_dtype: str = ""
+    expected_dtype: str = ""
+    # Set by ``check``: the largest finite |number| among the call's inputs (None: unknown).
+    input_max_abs: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.hidden_reason:
+            self.hidden_reason = self.reason
+
+    def release(self) -> None:
+        """Drop the kept arrays (a passing comparison needs none of them)."""
+        self.actual_array = self.expected_array = self.outside = None
 
     @property
     def tolerance(self) -> str:
@@ -68,7 +92,8 @@ class Comparison:
             return "exact"
         return f"rtol={self.rtol:g}, atol={self.atol:g}"
 
-    def diagnostics(self) -> dict[str, Any]:
+    def diagnostics(self, hidden: bool = False) -> dict[str, Any]:
+        """The numbers a report shows; ``hidden`` leaves out the values at the worst index."""
         d: dict[str, Any] = {"expected_shape": self.expected_shape,
                              "actual_shape": self.actual_shape, "tolerance": self.tolerance}
         if self.max_abs_error is not None:
@@ -79,6 +104,12 @@ class Comparison:
                      expected_at_worst=_num(self.expected_at_worst),
                      actual_at_worst=_num(self.actual_at_worst),
                      n_outside=self.n_outside, n_total=self.n_total)
+        elif self.worst_index is not None:
+            d.update(worst_index=self.worst_index, n_outside=self.n_outside,
+                     n_total=self.n_total)
+        if hidden:
+            d.pop("expected_at_worst", None)
+            d.pop("actual_at_worst", None)
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
 
@@ -129,7 +160,9 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
         not isinstance(expected, np.ndarray)
     if isinstance(expected, (str, type(None))):
         ok = actual == expected if isinstance(actual, (str, type(None))) else False
-        return Comparison(ok, "" if ok else f"expected {expected!r}, got {_describe(actual)}")
+        return Comparison(ok, "" if ok else f"expected {expected!r}, got {_describe(actual)}",
+                          hidden_reason="" if ok else f"got {_describe(actual)}, which is not "
+                          f"the expected value", kind="" if ok else "values")
     expect_tensor = _torch_tensor(expected)
     notes: list[str] = []
     exp = _as_array(expected, [], True)
@@ -139,21 +172,22 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     if act is None:
         what = "a number" if scalar else "an array"
         return Comparison(False, f"expected {what}, got {_describe(actual)}",
-                          expected_shape=exp.shape)
+                          expected_shape=exp.shape, kind="none" if actual is None else "type")
     if expect_tensor and _torch_tensor(actual) and actual.device != expected.device:
         return Comparison(False, f"the result is on {actual.device}, expected on "
                           f"{expected.device} (the input's device)", expected_shape=exp.shape,
-                          actual_shape=act.shape, notes=notes)
+                          actual_shape=act.shape, notes=notes, kind="device")
     if scalar and act.ndim != 0:
         return Comparison(False, f"expected a single number, got {_describe(actual)}",
-                          expected_shape=(), actual_shape=act.shape, notes=notes)
-    base = dict(expected_shape=tuple(exp.shape), actual_shape=tuple(act.shape), notes=notes)
+                          expected_shape=(), actual_shape=act.shape, notes=notes, kind="shape")
+    base = dict(expected_shape=tuple(exp.shape), actual_shape=tuple(act.shape), notes=notes,
+                actual_dtype=str(act.dtype), expected_dtype=str(exp.dtype))
     if act.shape != exp.shape:
         return Comparison(False, f"wrong shape: expected {tuple(exp.shape)}, got "
-                          f"{tuple(act.shape)}", **base)
+                          f"{tuple(act.shape)}", kind="shape", **base)
     if _kind(act) != _kind(exp) and not (scalar and {_kind(act), _kind(exp)} <= {"int", "float"}):
         return Comparison(False, f"wrong dtype: expected {_kind(exp)} values ({exp.dtype}), got "
-                          f"{_kind(act)} ({act.dtype})", **base)
+                          f"{_kind(act)} ({act.dtype})", kind="dtype", **base)
     if exp.dtype.kind in "biu" and act.dtype.kind in "biu":
         return _exact(act, exp, base)
     if exp.dtype == np.float64 and act.dtype in (np.float32, np.float16):
@@ -163,6 +197,14 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     return _close(act.astype(np.complex128 if _kind(exp) == "complex" else np.float64),
                   exp.astype(np.complex128 if _kind(exp) == "complex" else np.float64),
                   rtol, atol, base)
+
+
+def _pair(e: Any, a: Any) -> tuple[str, str]:
+    """Expected and actual as text, with enough digits to tell them apart."""
+    fe, fa = fmt(e), fmt(a)
+    if fe == fa and isinstance(e, (float, np.floating)) and e != a:
+        fe, fa = f"{float(e):.15g}", f"{float(a):.15g}"
+    return fe, fa
 
 
 def _first_index(mask: np.ndarray) -> tuple[int, ...]:
@@ -175,37 +217,58 @@ def _exact(act: np.ndarray, exp: np.ndarray, base: dict[str, Any]) -> Comparison
     if n_bad == 0:
         return Comparison(True, rtol=None, atol=None, **base)
     idx = _first_index(bad)
-    reason = (f"{n_bad} of {exp.size} values differ; first at index {idx}: expected "
-              f"{fmt(exp[idx])}, got {fmt(act[idx])}" if act.ndim else
-              f"expected {fmt(exp[idx])}, got {fmt(act[idx])}")
+    diff = np.abs(act.astype(np.float64) - exp)
+    if act.ndim:
+        reason = (f"{n_bad} of {exp.size} values differ; first at index {idx}: expected "
+                  f"{fmt(exp[idx])}, got {fmt(act[idx])}")
+        hidden = f"{n_bad} of {exp.size} values differ; first at index {idx}"
+        if exp.dtype.kind != "b":
+            hidden += f"; largest difference {fmt(diff.max())}"
+    else:
+        reason = f"expected {fmt(exp[idx])}, got {fmt(act[idx])}"
+        hidden = ("the value is not the expected one" if exp.dtype.kind == "b" else
+                  f"the value is off by {fmt(diff.max())}")
     return Comparison(
-        False, reason,
-        max_abs_error=float(np.max(np.abs(act.astype(np.float64) - exp))),
+        False, reason, hidden_reason=hidden, kind="values",
+        max_abs_error=float(diff.max()),
         worst_index=idx, expected_at_worst=exp[idx].item(),
-        actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size), **base)
+        actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size),
+        actual_array=act, expected_array=exp, outside=bad, **base)
 
 
 def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
            base: dict[str, Any]) -> Comparison:
     tol = dict(rtol=rtol, atol=atol)
+    arrays = dict(actual_array=act, expected_array=exp)
     nan_a, nan_e = np.isnan(act), np.isnan(exp)
     if (nan_a != nan_e).any():
-        idx = _first_index(nan_a != nan_e)
+        bad = nan_a != nan_e
+        idx = _first_index(bad)
         where = f" at index {idx}" if act.ndim else ""
         n = int((nan_a & ~nan_e).sum())
-        return Comparison(False, f"NaN where a number was expected ({n} of {exp.size} values); "
-                          f"first{where}: expected {fmt(exp[idx])}, got {fmt(act[idx])}"
-                          if n else f"a number where NaN was expected{where}: got "
-                          f"{fmt(act[idx])}", worst_index=idx, n_outside=int(
-                              (nan_a != nan_e).sum()), n_total=int(exp.size), **tol, **base)
+        if n:
+            reason = (f"NaN where a number was expected ({n} of {exp.size} values); "
+                      f"first{where}: expected {fmt(exp[idx])}, got {fmt(act[idx])}")
+            hidden = f"NaN where a number was expected ({n} of {exp.size} values)" + (
+                f"; first{where}" if where else "")
+        else:
+            reason = f"a number where NaN was expected{where}: got {fmt(act[idx])}"
+            hidden = f"a number where NaN was expected{where}"
+        return Comparison(False, reason, hidden_reason=hidden, kind="nan", worst_index=idx,
+                          n_outside=int(bad.sum()), n_total=int(exp.size), outside=bad,
+                          **arrays, **tol, **base)
     inf_a, inf_e = np.isinf(act), np.isinf(exp)
     if (inf_a != inf_e).any() or (act[inf_e] != exp[inf_e]).any():
         bad = (inf_a != inf_e) | (inf_e & (act != exp))
         idx = _first_index(bad)
         where = f" at index {idx}" if act.ndim else ""
+        n_bad = int(bad.sum())
         return Comparison(False, f"infinite values in the wrong places{where}: expected "
-                          f"{fmt(exp[idx])}, got {fmt(act[idx])}", worst_index=idx,
-                          n_outside=int(bad.sum()), n_total=int(exp.size), **tol, **base)
+                          f"{fmt(exp[idx])}, got {fmt(act[idx])}",
+                          hidden_reason=f"infinite values in the wrong places ({n_bad} of "
+                          f"{exp.size} values)" + (f"; first{where}" if where else ""),
+                          kind="inf", worst_index=idx, n_outside=n_bad, n_total=int(exp.size),
+                          outside=bad, **arrays, **tol, **base)
     finite = ~(nan_e | inf_e)
     a, e = np.where(finite, act, 0), np.where(finite, exp, 0)
     abs_err = np.abs(a - e)
@@ -222,15 +285,23 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
                  actual_at_worst=act[idx].item(), n_outside=n_out, n_total=int(exp.size))
     if n_out == 0:
         return Comparison(True, **stats, **tol, **base)
+    rel = "" if stats["max_rel_error"] is None else \
+        f", relative error {fmt(stats['max_rel_error'])}"
     if act.ndim == 0:
-        rel = "" if stats["max_rel_error"] is None else \
-            f", relative error {fmt(stats['max_rel_error'])}"
-        reason = (f"expected {fmt(exp[()])}, got {fmt(act[()])} (absolute error "
+        fe, fa = _pair(exp[()], act[()])
+        reason = (f"expected {fe}, got {fa} (absolute error "
                   f"{fmt(stats['max_abs_error'])}{rel}; tolerance rtol={rtol:g}, atol={atol:g})")
+        hidden = (f"outside the tolerance (rtol={rtol:g}, atol={atol:g}): absolute error "
+                  f"{fmt(stats['max_abs_error'])}{rel}")
     else:
-        reason = (f"{n_out} of {exp.size} values are outside the tolerance (rtol={rtol:g}, "
-                  f"atol={atol:g}); largest absolute error {fmt(stats['max_abs_error'])} at index "
-                  f"{idx}: expected {fmt(exp[idx])}, got {fmt(act[idx])}")
+        head = (f"{n_out} of {exp.size} values are outside the tolerance (rtol={rtol:g}, "
+                f"atol={atol:g}); largest absolute error {fmt(stats['max_abs_error'])} at index "
+                f"{idx}")
+        fe, fa = _pair(exp[idx], act[idx])
+        reason = head + f": expected {fe}, got {fa}"
+        hidden = head
         if stats["max_rel_error"] is not None:
             reason += f"; largest relative error {fmt(stats['max_rel_error'])}"
-    return Comparison(False, reason, **stats, **tol, **base)
+            hidden += f"; largest relative error {fmt(stats['max_rel_error'])}"
+    return Comparison(False, reason, hidden_reason=hidden, kind="tolerance", outside=outside,
+                      **arrays, **stats, **tol, **base)

@@ -32,6 +32,17 @@ class TestResult:
     output: str = ""
     traceback: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # What the failure looks like ("shape", "nan", "precision", ...; see engine/hints.py) and
+    # the hint for that kind, beside the test's own ``hint``.
+    kind: str | None = None
+    kind_hint: str = ""
+    # Public tests only: short summaries of the calls' inputs, and the expected and actual
+    # values as text (capped). Hidden tests never carry either.
+    inputs: list[str] = field(default_factory=list)
+    values: dict[str, str] | None = None
+    # Small drawing payloads for the HTML report (engine/figures.py): the failing comparison
+    # (heatmaps, line plots) and curves a suite attached from the learner's outputs.
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -68,6 +79,7 @@ class SubmissionResult:
     device: str
     exercises: list[ExerciseResult] = field(default_factory=list)
     duration_s: float = 0.0
+    isolation: dict[str, Any] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -85,6 +97,7 @@ class SubmissionResult:
         return {
             "submission": self.submission, "score": self.score, "max_score": self.max_score,
             "device": self.device, "duration_s": round(self.duration_s, 3),
+            "isolation": self.isolation,
             "exercises": [{
                 "exercise": e.exercise, "title": e.title, "score": e.score,
                 "max_score": e.max_score, "status": e.status, "message": e.message,

@@ -6,23 +6,77 @@
 - ``LearnerFault`` (the learner's code raised, hung, crashed, ...): the fault's own status
   (``error``, ``timeout``, ``crashed``, or ``failed`` for "not implemented yet");
 - anything else is a fault of the suite itself: ``error``, marked as a grader error.
+
+A public test's result carries its inputs, the expected and actual values and their
+heatmaps; a hidden test's carries the size and place of the error only (its message is the
+comparison's ``hidden_reason``, its diagnostics and figures leave out expected values).
+Every failure also gets the hint for its kind (``hints.classify``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
 
+from . import figures, hints
 from .check import Check, GradeFailure
+from .compare import Comparison
 from .results import TestResult
+
+MAX_VALUES_CHARS = 3000
+# Per slug, the (size, passed) of the tests that compared values, in the order they ran.
+_HISTORY = pytest.StashKey[dict[str, list[tuple[int, bool]]]]()
+# Faults whose message says everything: no kind hint.
+_SELF_EXPLAINED = (faults.NotSubmitted, faults.NotImplementedYet, faults.ImportFailed,
+                   faults.MissingName)
 
 
 def _test_name(item: pytest.Item) -> str:
     return item.name.removeprefix("test_")
+
+
+def _slug(item: pytest.Item) -> str:
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def _as_text(value: np.ndarray | None) -> str:
+    if value is None:
+        return ""
+    arr = value.astype(np.int8) if value.dtype.kind == "b" else value
+    text = np.array2string(arr, precision=6, threshold=400, edgeitems=4, max_line_width=100,
+                           suppress_small=False)
+    if value.dtype.kind == "b":
+        text += "\n(1 = True, 0 = False)"
+    return text if len(text) <= MAX_VALUES_CHARS else text[:MAX_VALUES_CHARS] + "\n..."
+
+
+def _values(cmp: Comparison) -> dict[str, str] | None:
+    if cmp.actual_array is None or cmp.expected_array is None:
+        return None
+    return {"expected": _as_text(cmp.expected_array), "actual": _as_text(cmp.actual_array)}
+
+
+def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
+    if check is None or not check.valued:
+        return hints.SizeContext()
+    history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
+    smaller = [(size, ok) for size, ok in history if 0 < 4 * size <= check.size]
+    if not smaller or not all(ok for _, ok in smaller):
+        return hints.SizeContext(size=check.size)
+    return hints.SizeContext(size=check.size, smaller_passed=len(smaller),
+                             smaller_max=max(size for size, _ in smaller))
+
+
+def _remember(item: pytest.Item, check: Check | None, passed: bool) -> None:
+    if check is not None and check.valued:
+        history = item.config.stash.setdefault(_HISTORY, {})
+        history.setdefault(_slug(item), []).append((check.size, passed))
 
 
 def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
@@ -32,32 +86,56 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     hint = marker.kwargs.get("hint", "") if marker else ""
     doc = (getattr(item, "function", None).__doc__ or "").strip().splitlines()
     visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
+    hidden = visibility != "public"
     result = TestResult(name=_test_name(item), status="passed", score=points, max_score=points,
                         duration_s=duration_s, visibility=visibility,
                         description=doc[0] if doc else "", output=log.text() if log else "")
     if check is not None:
         result.notes = list(check.notes)
+        result.figures = list(check.figures)
+        if not hidden:
+            result.inputs = list(check.inputs)
         if check.comparisons:
-            result.diagnostics = check.comparisons[-1].diagnostics()
+            result.diagnostics = check.comparisons[-1].diagnostics(hidden)
     if excinfo is None:
+        _remember(item, check, True)
         return result
     exc: Any = excinfo.value
     result.score = 0.0
     result.hint = hint
+    sizes = _sizes(item, check)
     if isinstance(exc, GradeFailure):
-        result.status, result.message = "failed", exc.message
-        if exc.comparison is not None:
-            result.diagnostics = exc.comparison.diagnostics()
+        result.status = "failed"
+        result.message = exc.hidden_message if hidden else exc.message
+        cmp = exc.comparison
+        if cmp is not None:
+            result.diagnostics = cmp.diagnostics(hidden)
+            figure = figures.from_comparison(cmp, hidden=hidden, title=exc.what or "result")
+            if figure is not None:
+                result.figures.insert(0, figure)
+            if not hidden:
+                result.values = _values(cmp)
         if exc.mistake is not None:
             result.mistake = exc.mistake.name
             result.mistake_message = exc.mistake.message
+        result.kind, result.kind_hint = hints.classify(
+            status="failed", kind=exc.kind, comparison=cmp, expected_exc=exc.exc_type,
+            mistake=exc.mistake is not None, sizes=sizes)
     elif isinstance(exc, faults.LearnerFault):
         result.status, result.message = exc.status, exc.message
         result.traceback = list(exc.traceback)
         if isinstance(exc, (faults.NotSubmitted,)):
             result.hint = ""
+        if isinstance(exc, faults.BadReturn):
+            result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
+        elif not isinstance(exc, _SELF_EXPLAINED):
+            result.kind, result.kind_hint = hints.classify(
+                status=exc.status, kind=None,
+                exc_type=exc.exc_type if isinstance(exc, faults.LearnerRaised) else None,
+                exc_message=getattr(exc, "raw_message", exc.message), sizes=sizes)
     else:
         result.status = "error"
         result.message = (f"grader error (not your fault): {type(exc).__name__}: {exc}")
         result.hint = ""
+    _remember(item, check, False)
     return result

@@ -1,4 +1,5 @@
-"""Render a ``SubmissionResult`` as one self-contained HTML page (inline CSS, no network)."""
+"""Render a ``SubmissionResult`` as one self-contained HTML page (inline CSS and SVG, no
+network, no JavaScript; a Content-Security-Policy forbids loading anything)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from typing import Any
 import jinja2
 
 from grader import catalog
+from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
 
-from . import markdown
+from . import markdown, svg
 
+KIND_LABELS = {k: v[:1].upper() + v[1:] for k, v in LABELS.items()}
 SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⏱", "crashed": "☠"}
 DIAG_ROWS = [
     ("expected_shape", "expected shape"), ("actual_shape", "actual shape"),
@@ -75,7 +78,8 @@ def render(result: SubmissionResult) -> str:
     return _ENV.get_template("report.html.j2").render(
         r=result, meta=meta, statements=statements, counts=summary_counts(result),
         generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), fmt=fmt_points, show=_show,
-        pct=_pct, level=_level, symbols=SYMBOLS, diag_rows=DIAG_ROWS)
+        pct=_pct, level=_level, symbols=SYMBOLS, diag_rows=DIAG_ROWS, svg=svg.render,
+        caption=svg.caption, kind_labels=KIND_LABELS)
 
 
 def write_report(result: SubmissionResult, report_dir: Path,

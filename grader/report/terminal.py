@@ -9,6 +9,7 @@ from typing import TextIO
 
 import click
 
+from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult, TestResult
 
 from .html import SYMBOLS, fmt_points, summary_counts
@@ -52,6 +53,13 @@ class Printer:
                 self._echo(textwrap.fill(f"known mistake: {t.mistake_message}", 96,
                                          initial_indent=indent,
                                          subsequent_indent=indent + "      "), fg="red")
+            if t.kind_hint:
+                self._echo(textwrap.fill(f"{LABELS.get(t.kind or '', 'why')}: {t.kind_hint}", 96,
+                                         initial_indent=indent,
+                                         subsequent_indent=indent + "      "), fg="yellow")
+            for call in t.inputs[:3]:
+                line = f"input: {call}"
+                self._echo(indent + (line if len(line) <= 96 else line[:93] + "..."), dim=True)
             if t.traceback:
                 for line in t.traceback[-3:]:
                     self._echo(f"{indent}  {line}", dim=True)

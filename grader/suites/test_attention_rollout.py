@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from grader.suite import graded, mistake
+from grader.suite import graded, mistake, source_rule
 
 F = "attention_rollout"
 
@@ -144,3 +144,13 @@ def test_invalid_arguments_raise(check):
 def test_vit_b16_sized_input(check):
     """12 layers of 12 heads, T = 197 (a 14x14 grid and a class token)."""
     check.call(F, _layers(8, 12, 12, 197), 1, 14, 14, timed=True)
+
+
+@source_rule(1, "The rollout is a few lines of numpy: average the heads, add the identity, "
+                "renormalise the rows and multiply, last layer on the left.",
+             statement="attention_rollout must compute the rollout itself: import only numpy "
+                       "and math, and no library's rollout.",
+             allow_imports=("numpy", "math", "__future__", "typing", "collections"),
+             forbid_imported=("*rollout*",), functions=("attention_rollout",))
+def test_rule_no_library_rollout():
+    """Your source imports only numpy and math: no library rollout."""

@@ -223,8 +223,36 @@ def test_match_geometric_midpoint(check):
 def test_match_table6_resnets(check):
     """The statement's question: the ViT compute matching each ResNet of Table 6."""
     vit_compute, vit_accuracy = _table6("ViT")
-    for acc in _table6("ResNet")[1]:
-        check.call(CM, acc, vit_compute, vit_accuracy)
+    matches = [check.call(CM, acc, vit_compute, vit_accuracy) for acc in _table6("ResNet")[1]]
+    _draw_frontier(check, matches)
+
+
+def _draw_frontier(check, matches):
+    """The report's curve, from the learner's own outputs: its ViT frontier and the ViT
+    compute it says matches each ResNet."""
+    vit_compute, vit_accuracy = _table6("ViT")
+    res_compute, res_accuracy = _table6("ResNet")
+    series = [{"name": "ViTs (Table 6)", "x": vit_compute, "y": vit_accuracy,
+               "style": "points"}]
+    front = check.optional(PF, vit_compute, vit_accuracy)
+    if isinstance(front, list) and all(isinstance(i, int) and 0 <= i < len(vit_compute)
+                                       for i in front):
+        series.append({"name": "your ViT frontier", "x": [vit_compute[i] for i in front],
+                       "y": [vit_accuracy[i] for i in front], "style": "line", "colour": 0})
+    series.append({"name": "ResNets (Table 6)", "x": res_compute, "y": res_accuracy,
+                   "style": "points"})
+    kept = [(c, float(m), a) for c, m, a in zip(res_compute, matches, res_accuracy)
+            if isinstance(m, (int, float)) and math.isfinite(m)]
+    if kept:
+        series.append({"name": "ResNet -> your ViT compute of the same accuracy",
+                       "x": [v for c, m, _ in kept for v in (c, m)],
+                       "y": [a for _, _, a in kept for _ in (0, 1)], "style": "pairs"})
+    check.curve("The compute frontier: ViTs against ResNets", series,
+                x_label="pre-training compute (exaFLOPs)", y_label="ImageNet top-1 (%)",
+                log_x=True,
+                note="A ResNet to the right of its match costs more compute than a frontier "
+                     "ViT of the same accuracy. ResNets below the cheapest frontier ViT have "
+                     "no match (nan).")
 
 
 @graded(1, "A ViT beaten by a cheaper ViT is not on the frontier: skip it when you look for "

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import GradeFailure, graded, mistake, reference
+from grader.suite import GradeFailure, graded, mistake, reference, source_rule
 
 F = "conv_via_attention"
 R = "rho"
@@ -262,6 +262,7 @@ def test_error_tracks_rho(check, learner):
         check.equal(out, check.expected(F, X, W, alpha), what=f"alpha = {alpha:g}",
                     mistake_call=(F, (X, W, alpha), {}))
         err[alpha] = float(np.max(np.abs(np.asarray(out) - Y)))
+    _draw_error_against_rho(check, X, W, Y)
     shown = ", ".join(f"{e:.2e} at alpha = {a:g}" for a, e in err.items())
     check.that(0.1 <= err[1.0] <= 10 and 1e-5 <= err[10.0] <= 1e-3 and 1e-9 <= err[20.0] <= 1e-7,
                f"max errors against the convolution: {shown}; expected order 1, 1e-4, 1e-8")
@@ -269,6 +270,27 @@ def test_error_tracks_rho(check, learner):
     got = err[20.0] / err[10.0]
     check.that(abs(got / want - 1) <= 0.05,
                f"from alpha = 10 to 20 the error fell by {got:.3g}, rho by {want:.3g}")
+
+
+def _draw_error_against_rho(check, X, W, Y):
+    """The report's curve, from the learner's own outputs: the max error against the
+    cross-correlation and the learner's rho(alpha), on a log scale."""
+    alphas = np.arange(1.0, 31.0, 2.0)
+    errors, bounds = [], []
+    for alpha in alphas:
+        out = check.optional(F, X, W, float(alpha))
+        errors.append(float(np.max(np.abs(np.asarray(out, dtype=float) - Y)))
+                      if out is not None and np.shape(out) == Y.shape else math.nan)
+        r = check.optional(R, float(alpha))
+        bounds.append(float(r) if isinstance(r, (int, float)) else math.nan)
+    check.curve("Your heads approach the convolution as alpha grows",
+                [{"name": "max |your output - cross-correlation|", "x": alphas, "y": errors,
+                  "style": "line"},
+                 {"name": "your rho(alpha), the off-target mass", "x": alphas, "y": bounds,
+                  "style": "dashed"}],
+                x_label="alpha (sharpness)", y_label="error / mass", log_y=True,
+                note="1-D signal, n = 32, k = 3. The error follows rho(alpha) ~ 2e^-alpha "
+                     "down to float64 rounding.")
 
 
 @graded(1, "At moderate alpha every key gets some weight: the distance must be circular in "
@@ -358,3 +380,17 @@ def test_rho_extremes(check):
         check.call(R, alpha, rtol=1e-12, atol=0.0)
     check.raises("ValueError", R, 0.0)
     check.raises("ValueError", R, -1.0)
+
+
+@source_rule(1, "Each head is a softmax over keys aimed at one kernel offset; the convolution "
+                "comes out of adding the heads, so no convolution routine is needed.",
+             statement="conv_via_attention must compute the convolution with attention heads, "
+                       "not with a convolution routine (np.convolve, scipy.signal, torch's conv "
+                       "layers, an FFT).",
+             forbid=("numpy.convolve", "numpy.correlate", "numpy.fft", "scipy.signal",
+                     "scipy.ndimage", "scipy.fft", "scipy.fftpack", "torch.nn.functional.conv*",
+                     "torch.nn.Conv*", "torch.conv*", "torch.fft", "torch.nn.functional.unfold",
+                     "torch.nn.Unfold"),
+             functions=("conv_via_attention",))
+def test_rule_no_convolution_routine():
+    """Your source calls no convolution routine: the attention heads do the work."""

@@ -283,7 +283,7 @@ def test_measured_errors_track_predictions(check, learner):
     n, sigma, beta = 32, 0.5, 0.3
     rng = np.random.default_rng(20240611)
     idx = (np.arange(n)[:, None] + np.arange(3)[None, :] - 1) % n
-    means = {}
+    means, ses = {}, {}
     for N in (60, 122, 400):
         errs = []
         for _ in range(N_TRIALS):
@@ -298,9 +298,11 @@ def test_measured_errors_track_predictions(check, learner):
             Yt = ref.toy_targets(Xt, beta, sigma, rng.standard_normal((N_TEST, n)))
             errs.append((np.mean((Yt - Xt[:, idx] @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
         errs = np.array(errs)
-        mean = errs.mean(axis=0)
-        se = errs.std(axis=0, ddof=1) / math.sqrt(N_TRIALS)
-        means[N] = mean
+        means[N] = errs.mean(axis=0)
+        ses[N] = errs.std(axis=0, ddof=1) / math.sqrt(N_TRIALS)
+    _draw_errors_against_N(check, means, ses, n, sigma, beta)
+    for N, mean in means.items():
+        se = ses[N]
         for j, model in enumerate(("shared kernel", "full map")):
             pred = check.expected(PE, N, n, 3, sigma, beta)[j]
             tol = Z_MAX * se[j] + REL_SLACK * pred
@@ -315,3 +317,33 @@ def test_measured_errors_track_predictions(check, learner):
                f"({means[400][1]:.3f} vs {means[400][0]:.3f})")
     check.notes.append("measured test errors (shared kernel, full map): " + "; ".join(
         f"N = {N}: {m[0]:.3f}, {m[1]:.3f}" for N, m in means.items()))
+
+
+def _draw_errors_against_N(check, means, ses, n, sigma, beta):
+    """The report's curve, from the learner's own outputs: the measured test errors of the
+    learner's fits, the learner's predicted errors against N, and its crossover."""
+    Ns = sorted(means)
+    grid = np.unique(np.geomspace(n + 4, 1000, 40).astype(int))
+    predicted = [check.optional(PE, int(N), n, 3, sigma, beta) for N in grid]
+    ok = [p is not None and np.shape(p) == (2,) for p in predicted]
+    series = [
+        {"name": "shared kernel, measured (your fits)", "x": Ns, "y": [means[N][0] for N in Ns],
+         "err": [ses[N][0] for N in Ns], "style": "points", "colour": 0},
+        {"name": "full map, measured (your fits)", "x": Ns, "y": [means[N][1] for N in Ns],
+         "err": [ses[N][1] for N in Ns], "style": "points", "colour": 1},
+    ]
+    if all(ok):
+        series += [
+            {"name": "shared kernel, your prediction", "x": grid,
+             "y": [float(p[0]) for p in predicted], "style": "line", "colour": 0},
+            {"name": "full map, your prediction", "x": grid,
+             "y": [float(p[1]) for p in predicted], "style": "dashed", "colour": 1},
+        ]
+    crossover = check.optional(CR, n, sigma, beta)
+    marks = [{"x": float(crossover), "label": f"your crossover N* = {float(crossover):.1f}"}] \
+        if isinstance(crossover, (int, float)) and math.isfinite(crossover) else []
+    check.curve("Test error per output against the number of training rows", series,
+                x_label="N (training rows)", y_label="test MSE per output", log_x=True,
+                log_y=True, marks=marks,
+                note=f"n = {n}, sigma = {sigma}, beta = {beta}; measured: mean ± standard error "
+                     f"over {N_TRIALS} trials of {N_TEST} fresh test rows.")

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The GPU checks, run by hand on a machine with CUDA (one short run; see README "GPU").
+# Grades the references of every exercise on --device cuda inside the sandbox, a learner
+# PatchViT that returns its output on the wrong device, and the torch exercises' project
+# tests. Writes the reports and a log under ${OUT:-/tmp/gpu-check}.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu-check}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+{
+  nvidia-smi -L
+  $PY -c "import sys, torch; print(sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+  $PY -m grader doctor
+  echo "== every reference on cuda"
+  $PY -m grader --submission solutions --device cuda --report-dir "$OUT/references" -q; echo "exit $?"
+  echo "== a PatchViT whose output stays on the CPU"
+  mkdir -p "$OUT/wrong_device"
+  sed "s/return self.encoder(tokens)$/return self.encoder(tokens).cpu()/" solutions/patch_vit.py > "$OUT/wrong_device/patch_vit.py"
+  grep -c ".cpu()" "$OUT/wrong_device/patch_vit.py"
+  $PY -m grader --submission "$OUT/wrong_device" patch_vit --device cuda --report-dir "$OUT/wrong" -q; echo "exit $?"
+  $PY -c "import json; d=json.load(open('$OUT/wrong/results.json')); print([(t['name'], t['status'], t['message'][:160]) for t in d['exercises'][0]['tests'] if t['status'] != 'passed'][:3])"
+  echo "== project tests of the torch exercises, the sandbox and the hostile corpus"
+  $PY -m pytest -q -p no:cacheprovider tests/test_exercise_patch_vit.py tests/test_exercise_shift_equivariance.py tests/test_sandbox.py tests/test_hostile.py tests/test_protocol.py 2>&1 | tail -15
+} 2>&1 | tee "$OUT/log.txt"

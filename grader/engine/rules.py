@@ -1,0 +1,241 @@
+"""Source rules: what an exercise's solution may not use, read from the learner's source.
+
+The learner's file is read as text (capped) and parsed with ``ast`` in the grading process;
+it is never imported or run here. A rule names dotted-name patterns it forbids
+(``numpy.convolve``, ``torch.nn.functional.conv*``, ``numpy.fft`` and everything under it),
+optionally the only top-level modules that may be imported, and patterns for imported names
+(``*rollout*``). Names are resolved through the file's imports (``import numpy as np`` makes
+``np.fft.fft`` read ``numpy.fft.fft``; ``from scipy.signal import convolve2d as c`` makes
+``c`` read ``scipy.signal.convolve2d``), ``getattr(x, "name")`` with a constant name counts
+as ``x.name``, and code a reader cannot follow (``eval``, ``exec``, an import by a computed
+name) breaks every rule.
+
+Suites declare rules with ``grader.suite.source_rule``; a broken rule is a failed test.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.sandbox import faults
+
+from .check import GradeFailure
+
+MAX_SOURCE_BYTES = 1_000_000
+_DYNAMIC = {"eval": "eval", "exec": "exec", "compile": "compile", "__import__": "__import__"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``name``: the rule's id; ``statement``: what it asks, one sentence (shown when broken);
+    ``functions``: the functions it is about (a stub's empty body earns no points)."""
+
+    name: str
+    statement: str
+    forbid: tuple[str, ...] = ()
+    allow_imports: tuple[str, ...] | None = None
+    forbid_imported: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int
+    what: str       # e.g. "uses numpy.convolve"
+
+
+@dataclass(frozen=True)
+class LearnerSource:
+    """The learner's file as text (``text`` is None when it could not be read: ``error``)."""
+
+    name: str
+    text: str | None
+    error: str = ""
+
+
+def read_source(path: Path) -> LearnerSource:
+    """Read the learner's file as UTF-8 text, at most ``MAX_SOURCE_BYTES``."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        return LearnerSource(path.name, None, f"{path.name} could not be read: {exc.strerror}")
+    if len(data) > MAX_SOURCE_BYTES:
+        return LearnerSource(path.name, None, f"{path.name} is larger than "
+                             f"{MAX_SOURCE_BYTES // 1_000_000} MB")
+    try:
+        return LearnerSource(path.name, data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return LearnerSource(path.name, None, f"{path.name} is not UTF-8 text")
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> str | None:
+    """The pattern that ``name`` or one of its prefixes matches (``a.b`` covers ``a.b.c``)."""
+    parts = name.split(".")
+    for pattern in patterns:
+        for i in range(1, len(parts) + 1):
+            if fnmatch.fnmatchcase(".".join(parts[:i]), pattern):
+                return pattern
+    return None
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.aliases: dict[str, str] = {}
+        self.found: list[Violation] = []
+
+    def _add(self, node: ast.AST, what: str) -> None:
+        v = Violation(getattr(node, "lineno", 0), what)
+        if v not in self.found:
+            self.found.append(v)
+
+    def _check_name(self, node: ast.AST, dotted: str) -> None:
+        if _matches(dotted, self.rule.forbid):
+            self._add(node, f"uses {dotted}")
+
+    def _imported(self, node: ast.AST, module: str, names: list[str]) -> None:
+        top = module.split(".")[0]
+        allowed = self.rule.allow_imports
+        if allowed is not None and top not in allowed:
+            self._add(node, f"imports {module}")
+        for n in names:
+            if _matches(n, self.rule.forbid_imported):
+                self._add(node, f"imports {n} from {module}")
+
+    # -- imports ------------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
+                a.name.split(".")[0]
+            self._imported(node, a.name, [a.asname] if a.asname else [])
+            self._check_name(node, a.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = "." * node.level + (node.module or "")
+        self._imported(node, module, [n for a in node.names for n in (a.name, a.asname) if n])
+        for a in node.names:
+            if a.name == "*":
+                self._check_name(node, module)
+                continue
+            full = f"{module}.{a.name}"
+            self.aliases[a.asname or a.name] = full
+            self._check_name(node, full)
+
+    # -- references ---------------------------------------------------------------------------
+    def _dotted(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._dotted(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "getattr" and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            base = self._dotted(node.args[0])
+            return None if base is None else f"{base}.{node.args[1].value}"
+        return None
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        dotted = self._dotted(node)
+        if dotted is not None:
+            self._check_name(node, dotted)
+        else:
+            self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
+            self._check_name(node, self.aliases[node.id])
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self._dotted(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        first = node.args[0] if node.args else None
+        constant = first.value if isinstance(first, ast.Constant) and \
+            isinstance(first.value, str) else None
+        if isinstance(func, ast.Name) and func.id in _DYNAMIC and func.id not in self.aliases:
+            if func.id == "__import__" and constant is not None:
+                self._imported(node, constant, [])
+                self._check_name(node, constant)
+            else:
+                self._add(node, f"calls {func.id}, which hides what the code uses")
+        elif name == "importlib.import_module":
+            if constant is not None:
+                self._imported(node, constant, [])
+                self._check_name(node, constant)
+            else:
+                self._add(node, "imports a module by a computed name")
+        elif isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
+            dotted = self._dotted(node)
+            if dotted is not None:
+                self._check_name(node, dotted)
+        self.generic_visit(node)
+
+
+def violations(text: str, rule: Rule) -> list[Violation]:
+    """What ``text`` (a Python source) does that ``rule`` forbids, in source order.
+
+    Raises ``SyntaxError`` when the source does not parse.
+    """
+    tree = ast.parse(text)
+    reader = _Reader(rule)
+    # imports anywhere (also inside functions) define names before they are used
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            reader.visit(node)
+    reader.found.clear()
+    reader.visit(tree)
+    return sorted(reader.found, key=lambda v: v.line)
+
+
+def unimplemented(text: str, functions: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(functions still a stub: a body that only raises NotImplementedError, functions not
+    defined at the top level)."""
+    tree = ast.parse(text)
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef,
+                                                          ast.AsyncFunctionDef))}
+    stubs, missing = [], []
+    for name in functions:
+        node = defs.get(name)
+        if node is None:
+            missing.append(name)
+            continue
+        body = [s for s in node.body if not (isinstance(s, ast.Expr) and
+                                             isinstance(s.value, ast.Constant))]
+        if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+            exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                stubs.append(name)
+    return stubs, missing
+
+
+def enforce(source: LearnerSource, rule: Rule) -> None:
+    """Raise unless the learner's source keeps ``rule``.
+
+    A stub (every function of the rule still raises NotImplementedError) is "not implemented
+    yet"; an unreadable or unparsable file is an error; a broken rule is a ``GradeFailure``
+    of kind ``"rule"`` whose message names each offending line.
+    """
+    if source.text is None:
+        raise faults.ImportFailed(f"the source rule could not be checked: {source.error}")
+    try:
+        stubs, missing = unimplemented(source.text, rule.functions)
+        found = violations(source.text, rule)
+    except SyntaxError as exc:
+        raise faults.ImportFailed(f"the source rule could not be checked: {source.name} does "
+                                  f"not parse (SyntaxError at line {exc.lineno}: "
+                                  f"{exc.msg})") from None
+    if missing:
+        raise faults.MissingName(f"{source.name} does not define '{missing[0]}'")
+    if stubs and len(stubs) == len(rule.functions):
+        raise faults.NotImplementedYet(f"not implemented yet: {', '.join(stubs)} still "
+                                       f"raises NotImplementedError (the rule is checked once "
+                                       f"it is written)")
+    if found:
+        shown = "; ".join(f"line {v.line} {v.what}" for v in found[:5])
+        more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+        raise GradeFailure(f"{rule.statement} Your file breaks the rule: {shown}{more}.",
+                           kind="rule")

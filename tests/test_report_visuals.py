@@ -1,0 +1,172 @@
+"""Pictures and what each kind of test shows: public tests their inputs, expected and actual
+values and heatmaps; hidden tests where and by how much a result is off, never the inputs or
+the expected values (in the result, results.json and the HTML); curves from the learner's
+own outputs on passing solutions."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from conftest import by_name, reference_source
+
+from grader import catalog
+from grader.engine.results import SubmissionResult
+from grader.engine.runner import grade
+from grader.report.html import render, write_report
+
+GRID, ROLLOUT, CONV = "grid_local_mask", "attention_rollout", "conv_via_attention"
+MANHATTAN = reference_source(GRID).replace(
+    "near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
+    "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
+    "near = (np.abs(rows[:, None] - rows[None, :]) +\n"
+    "            np.abs(cols[:, None] - cols[None, :])) <= radius")
+
+
+@pytest.fixture(scope="module")
+def manhattan(tmp_path_factory) -> SubmissionResult:
+    path = tmp_path_factory.mktemp("manhattan") / f"{GRID}.py"
+    path.write_text(MANHATTAN)
+    return grade({GRID: path}, submission="manhattan")
+
+
+def test_a_public_test_shows_inputs_expected_and_actual(manhattan):
+    t = by_name(manhattan.exercises[0])["square_grid_radius_1"]
+    assert t.visibility == "public" and t.mistake == "manhattan_window"
+    assert "first at index (1, 5): expected True, got False" in t.message
+    assert t.inputs == ["grid_local_mask(3, 3, 1, 1)"]
+    assert t.values["expected"].startswith("[[1 1 1") and "(1 = True" in t.values["actual"]
+    fig = t.figures[0]
+    assert fig["type"] == "heatmap" and fig["boolean"] and fig["shape"] == [10, 10]
+    assert fig["expected"][1][5] == 1 and fig["actual"][1][5] == 0
+    assert fig["worst"] == [1, 5] and fig["n_bad"] == 16
+    assert t.diagnostics["expected_at_worst"] is True
+
+
+def test_a_hidden_test_shows_where_and_how_much_never_what(manhattan, tmp_path):
+    t = by_name(manhattan.exercises[0])["non_square_grid"]
+    assert t.visibility == "hidden" and t.mistake == "manhattan_window"
+    assert t.reason == "grid_local_mask's result: 16 of 121 values differ; first at index (1, 7)"
+    assert t.inputs == [] and t.values is None
+    assert "expected_at_worst" not in t.diagnostics and "actual_at_worst" not in t.diagnostics
+    fig = t.figures[0]
+    assert "expected" not in fig and "actual" not in fig and fig["hidden"]
+    assert fig["bad"][1][7] == 1 and fig["diff"][1][7] == 1 and fig["worst"] == [1, 7]
+    write_report(manhattan, tmp_path)
+    data = json.loads((tmp_path / "results.json").read_text())
+    hidden = [t for t in data["exercises"][0]["tests"] if t["visibility"] == "hidden"]
+    for t in hidden:
+        assert "expected True" not in t["message"] and t["inputs"] == []
+        assert all("expected" not in f and "actual" not in f for f in t["figures"])
+    html = (tmp_path / "index.html").read_text()
+    section = html[html.index("non_square_grid"):html.index("several_prefix_tokens")]
+    assert "where yours differs" in section and "expected there" not in section
+    assert "never its inputs or the expected values" in section
+
+
+def test_hidden_float_results_never_show_the_expected_values(grade_src):
+    """A hidden test off by a constant: neither its message nor its diagnostics, figure or
+    JSON contain any expected value (the public test's do)."""
+    src = reference_source(ROLLOUT).replace(
+        "    return R[0, n_prefix:].reshape(H_p, W_p)",
+        "    return R[0, n_prefix:].reshape(H_p, W_p) + (0.01 if len(layers) == 6 else 0.02)")
+    tests = by_name(grade_src(ROLLOUT, src))
+    from grader.suites.test_attention_rollout import _layers
+
+    expected = catalog_reference(ROLLOUT).attention_rollout(_layers(3, 6, 2, 10), 1, 3, 3)
+    hidden = json.dumps(vars(tests["order_of_layers"]))
+    assert tests["order_of_layers"].status == "failed"
+    for v in expected.ravel():
+        for text in (f"{v:.6g}", f"{v:.4g}"):
+            assert text not in hidden, text
+    public = tests["three_layers_four_heads"]
+    assert "expected 0." in public.message and public.figures[0]["expected"]
+
+
+def catalog_reference(slug):
+    from grader.engine.plugin import load_reference
+
+    return load_reference(slug)
+
+
+def test_large_results_are_drawn_in_blocks(manhattan):
+    t = by_name(manhattan.exercises[0])["large_grid"]
+    fig = t.figures[0]
+    assert fig["full_shape"] == [1025, 1025] and fig["block"] == [22, 22]
+    assert fig["shape"] == [1025, 1025] and len(fig["diff"]) == 47 and len(fig["diff"][0]) == 47
+    assert "blocks of 22x22" in fig["note"] and "block maxima" in fig["note"]
+    assert len(json.dumps(t.figures)) < 15_000
+    html = render(manhattan)
+    assert "blocks of 22x22" in html
+
+
+def test_three_d_results_show_the_worst_slice_and_one_d_a_line(grade_src):
+    src = reference_source(CONV).replace(
+        "    return np.einsum(\"uvrcx,oxuv->rco\", Z, W_conv)",
+        "    out = np.einsum(\"uvrcx,oxuv->rco\", Z, W_conv)\n"
+        "    if out.shape == (5, 6, 3):\n"
+        "        out[2, 3, 1] += 0.5\n"
+        "    return out")
+    t = by_name(grade_src(CONV, src))["two_d_small"]
+    fig = t.figures[0]
+    assert fig["type"] == "heatmap" and fig["slice"] == "[:, :, 1]" and fig["shape"] == [5, 6]
+    assert fig["worst"] == [2, 3] and fig["full_shape"] == [5, 6, 3]
+    mad = reference_source("mean_attention_distance").replace(
+        "    return per_query.mean(axis=(0, 2))", "    return per_query.mean(axis=(0, 2)) * "
+        "np.array([1.0, 1.5])[:per_query.shape[1]].sum()")
+    t = by_name(grade_src("mean_attention_distance", mad))["one_image"]
+    fig = t.figures[0]
+    assert fig["type"] == "line" and len(fig["expected"]) == 2 and len(fig["actual"]) == 2
+    assert '<svg class="figure line-diff"' in render(_one(t, "mean_attention_distance"))
+
+
+def _one(test, slug) -> SubmissionResult:
+    from grader.engine.results import ExerciseResult
+
+    return SubmissionResult("x", "cpu", [ExerciseResult(slug, slug, "failed", [test])])
+
+
+def test_passing_solutions_draw_their_curves_from_the_learners_outputs(tmp_path):
+    files = {slug: catalog.get(slug).solution for slug in
+             ("conv_via_attention", "inductive_bias_toy", "compute_frontier")}
+    # a learner whose rho is half the reference's: error_tracks_rho still passes (it measures
+    # the learner's convolution) and the curve shows the learner's own rho
+    half = tmp_path / "conv_via_attention.py"
+    half.write_text(reference_source(CONV).replace(
+        "    return float(2.0 * np.exp(-alpha * z**2).sum())",
+        "    return float(np.exp(-alpha * z**2).sum())"))
+    files["conv_via_attention"] = half
+    result = grade(files, submission="curves")
+    curves = {e.exercise: [f for t in e.tests for f in t.figures if f["type"] == "curve"]
+              for e in result.exercises}
+    assert {slug: len(c) for slug, c in curves.items()} == {
+        "conv_via_attention": 1, "inductive_bias_toy": 1, "compute_frontier": 1}
+    conv = curves["conv_via_attention"][0]
+    errors, rho = conv["series"]
+    assert by_name(result.exercises[0])["error_tracks_rho"].passed
+    ref = catalog_reference(CONV)
+    for alpha, r in zip(rho["x"], rho["y"]):
+        assert r == pytest.approx(ref.rho(alpha) / 2, rel=1e-3)
+    assert errors["y"][0] > 0.1 and errors["y"][-1] < 1e-9        # the error falls with alpha
+    toy = curves["inductive_bias_toy"][0]
+    assert toy["marks"][0]["label"] == "your crossover N* = 121.9"
+    assert [s["name"] for s in toy["series"]][:2] == ["shared kernel, measured (your fits)",
+                                                      "full map, measured (your fits)"]
+    frontier = curves["compute_frontier"][0]
+    names = [s["name"] for s in frontier["series"]]
+    assert "your ViT frontier" in names and "ResNets (Table 6)" in names
+    pairs = next(s for s in frontier["series"] if s["style"] == "pairs")
+    assert len(pairs["x"]) == 2 * 5 and all(math.isfinite(x) for x in pairs["x"])
+    html = render(result)
+    assert html.count('<svg class="figure curve"') == 3
+    assert "Your heads approach the convolution as alpha grows" in html
+
+
+def test_the_report_is_self_contained(manhattan):
+    html = render(manhattan)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    assert html.count('<svg class="figure heatmap"') == 5   # the five failing tests
+    assert np.isfinite(len(html)) and len(html) < 400_000

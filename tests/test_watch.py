@@ -1,0 +1,96 @@
+"""`grade --watch`, driven through the installed command: a file saved, keys pressed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_driver import Session
+from click.testing import CliRunner
+
+from grader import catalog
+from grader.cli import main
+
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A learner's folder with the stubs of two quick exercises."""
+    (tmp_path / "exercises").mkdir()
+    for slug in ("grid_local_mask", "shape_bias"):
+        shutil.copy(catalog.get(slug).stub, tmp_path / "exercises")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_watch_regrades_the_saved_file_says_what_changed_and_takes_keys(project):
+    target = project / "exercises" / "grid_local_mask.py"
+    solution = (SOLUTIONS / "grid_local_mask.py").read_text()
+    # a long debounce: the two writes of one save below are never graded apart
+    s = Session(["--watch", "-q", "--debounce", "1.0"], project)
+    try:
+        first = s.until("watching for changes")
+        assert "grid_local_mask" in first and "shape_bias" in first  # both graded at start
+
+        target.write_text(solution[: len(solution) // 2])  # an editor's save: two writes
+        target.write_text(solution)
+        second = s.until("watching for changes")
+        assert second.count("Score ") == 1, second  # one grading, of the complete file
+        assert "Since the last run: 9 more tests pass" in second
+        assert "Score 9/9" in second
+        assert "shape_bias" not in second  # only the exercise whose file changed
+        report = json.loads((project / "reports" / "results.json").read_text())
+        assert [e["exercise"] for e in report["exercises"]] == ["grid_local_mask", "shape_bias"]
+
+        target.write_text(solution.replace("if radius < 0:", "if radius < -5:"))
+        third = s.until("watching for changes")
+        assert "Since the last run: 1 test now fails: invalid_arguments_raise" in third
+
+        s.send("h\n")
+        hint = s.until("Hint 1 of")
+        assert "grid_local_mask" in s.until(catalog.get("grid_local_mask").hints[0][:30])
+        assert "Traceback" not in first + second + third + hint
+        s.send("q\n")
+        code, rest = s.finish()
+        assert code == 0 and "stopped watching." in rest
+    finally:
+        s.close()
+
+
+def test_watch_reads_single_keys_on_a_terminal_and_restores_it(project):
+    termios = pytest.importorskip("termios")
+    s = Session(["--watch", "grid_local_mask", "-q"], project, tty=True)
+    try:
+        s.until("watching for changes")
+        s.send("h")  # a single key, no Enter
+        s.until("Hint 1 of 3 for grid_local_mask")
+        s.send("q")
+        code, rest = s.finish()
+        assert code == 0 and "stopped watching." in rest
+        lflag = termios.tcgetattr(s.tty_fd)[3]
+        assert lflag & termios.ICANON and lflag & termios.ECHO  # the terminal is given back
+    finally:
+        s.close()
+
+
+def test_a_file_created_later_is_graded_when_watching_everything(project):
+    (project / "exercises" / "shape_bias.py").unlink()
+    s = Session(["--watch", "-q", "--debounce", "0.2"], project)
+    try:
+        first = s.until("watching for changes")
+        assert "shape_bias" not in first
+        shutil.copy(catalog.get("shape_bias").stub, project / "exercises")
+        assert "shape_bias" in s.until("watching for changes")
+        s.send("q\n")
+        assert s.finish()[0] == 0
+    finally:
+        s.close()
+
+
+def test_watch_with_json_is_a_usage_error(project):
+    result = CliRunner().invoke(main, ["--watch", "--json"])
+    assert result.exit_code == 2
+    assert "--watch cannot be combined with --json" in result.output
