@@ -154,8 +154,34 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"
 
 
+def _structured(value: Any) -> bool:
+    """A tuple or list holding arrays or containers (compared item by item, not as one array)."""
+    return isinstance(value, (tuple, list)) and any(
+        isinstance(v, (np.ndarray, tuple, list, dict)) or _torch_tensor(v) for v in value)
+
+
+def _compare_items(actual: Any, expected: tuple | list, rtol: float,
+                   atol: float) -> Comparison:
+    kind = type(expected).__name__
+    if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+        return Comparison(False, f"expected a {kind} of {len(expected)} items, got "
+                          f"{_describe(actual)}", kind="type")
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        cmp = compare(a, e, rtol=rtol, atol=atol)
+        if not cmp.ok:
+            cmp.reason = f"item {i} of the {kind}: {cmp.reason}"
+            cmp.hidden_reason = f"item {i} of the {kind}: {cmp.hidden_reason}"
+            return cmp
+    return Comparison(True, rtol=rtol, atol=atol)
+
+
 def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparison:
-    """Compare ``actual`` (from the learner) with ``expected`` (from the reference)."""
+    """Compare ``actual`` (from the learner) with ``expected`` (from the reference).
+
+    A tuple or list of arrays (e.g. ``(Q, v)``) is compared item by item.
+    """
+    if _structured(expected):
+        return _compare_items(actual, expected, rtol, atol)
     scalar = isinstance(expected, (int, float, np.number, bool, np.bool_)) and \
         not isinstance(expected, np.ndarray)
     if isinstance(expected, (str, type(None))):
