@@ -103,6 +103,8 @@ def test_text(test: Mapping[str, Any]) -> str:
     if test.get("mistake"):
         name = str(test["mistake"]).replace("_", " ")
         lines.append(f"Known mistake ({name}): {test.get('mistake_message') or ''}".rstrip())
+    if test.get("kind_hint") and not test.get("mistake"):
+        lines.append(f"What this kind of failure usually means: {test['kind_hint']}")
     if test.get("hint"):
         lines.append(f"Hint: {test['hint']}")
     lines += list(test.get("notes") or [])

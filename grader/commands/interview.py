@@ -27,7 +27,7 @@ from grader.engine.results import ExerciseResult, SubmissionResult
 from grader.state import State
 
 from . import workspace
-from .common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, resolve_device
+from .common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, check_isolation, resolve_device
 from .keys import ENTER, Keys
 from .learner import fmt_duration
 
@@ -171,6 +171,7 @@ def _report_dir(root: Path, started: dt.datetime) -> Path:
 def interview(minutes: float, count: int, seed: int | None, exercises_dir: Path,
               report_dir: Path, device: str) -> None:
     """A mock interview: exercises you have not mastered, one at a time, against the clock."""
+    check_isolation("auto")
     if not exercises_dir.is_dir():
         raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
                                "project's root, or pass --exercises-dir DIR")
