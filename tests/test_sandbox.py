@@ -88,3 +88,25 @@ def test_a_sandbox_that_cannot_start_makes_the_submission_ungradable(tmp_path, m
     rows = (tmp_path / "out" / "grades.csv").read_text()
     assert "grading failed (not the learner's fault)" in rows
     assert not Path(tmp_path / "out" / "ann" / "results.json").exists()
+
+
+def test_numpy_only_workers_never_import_torch(grade_src):
+    src = catalog.get(SLUG).solution.read_text().replace(
+        "    idx = np.arange(H_p * W_p)",
+        "    import sys\n    if 'torch' in sys.modules:\n        raise RuntimeError('torch')\n"
+        "    idx = np.arange(H_p * W_p)")
+    assert grade_src(SLUG, src).score == 9
+
+
+def test_workers_start_without_the_fork_server_too(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    grade = str(Path(sys.executable).with_name("grade"))
+    proc = subprocess.run([grade, "--submission", str(catalog.SOLUTIONS_DIR), SLUG,
+                           "patch_vit", "-q", "--report-dir", str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "GRADER_FORKSERVER": "0"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Score 23/23" in proc.stdout

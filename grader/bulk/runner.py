@@ -113,6 +113,10 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
                 on_done(sub_id, False)
     except KeyboardInterrupt:
         outcome.interrupted = True
+        # a pool process killed while writing leaves its temporary file: the reports stay
+        # complete (writes are atomic), and the leftovers go
+        for tmp in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:
+            tmp.unlink(missing_ok=True)
     finally:
         signal.signal(signal.SIGTERM, previous_term)
     outcome.results = [by_id[k] for k in sorted(by_id)]

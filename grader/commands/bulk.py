@@ -52,6 +52,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
 
     from grader.bulk import class_report, exports, layouts, runner
     from grader.report.progress import Progress
+    from grader.sandbox.isolation import sweep_stale_cgroups
 
     check_isolation(isolation)
     slugs = parse_exercises(exercises)
@@ -70,11 +71,17 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
         click.echo(f"Detected {found.description}: {len(found.submissions)} submission(s) to "
                    f"grade, {len(found.rejected)} rejected.", err=True)
         progress = Progress(len(found.submissions), enabled=not quiet)
+        # workers' folders go inside this run's temporary folder: even those of workers
+        # killed by an interruption are removed with it
+        (Path(tmp) / "work").mkdir()
+        tempfile.tempdir = str(Path(tmp) / "work")
         outcome = runner.grade_all(
             found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
             force=force, budget_s=time_budget,
             on_done=lambda sub_id, cached: progress.advance(sub_id))
         progress.close()
+        tempfile.tempdir = None
+    sweep_stale_cgroups()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
                          source="") for i, why in outcome.failures]

@@ -39,7 +39,9 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
     exercises: list[Exercise] = [catalog.get(slug) for slug in files]
     present = {slug: p for slug, p in files.items() if p is not None and p.is_file()}
     started = time.perf_counter()
-    with WorkerProcess(present, device=device, budget_s=budget_s) as worker:
+    preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
+        else "numpy"  # numpy-only submissions never pay for importing torch
+    with WorkerProcess(present, device=device, budget_s=budget_s, preload=preload) as worker:
         if present:
             worker.start()  # a sandbox that cannot start makes the submission ungradable
         plugin = GradingPlugin(worker, device=device, submitted=set(present), on_result=on_test)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import resource
 import shutil
 import signal
 import site
@@ -36,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from . import landlock
+from .harness import confine, landlock
 
 HARNESS_SRC = Path(__file__).parent / "harness"
 HARNESS_NAME = "gradeharness"
@@ -51,8 +50,7 @@ PIDS = 128                   # cgroup limit on the worker's processes and thread
 ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS, only when no cgroup limits memory
 UID_BASE = 2_000_000         # workers run as UID_BASE + n (root only, when possible)
 
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _libc = ctypes.CDLL(None, use_errno=True)
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_NAME = "vit-grader"
@@ -93,22 +91,6 @@ class Capabilities:
     def summary(self) -> dict[str, object]:
         return {"level": self.level,
                 "layers": [layer.name for layer in self.layers if layer.active]}
-
-
-def _unshare(flags: int) -> None:
-    if _libc.unshare(ctypes.c_int(flags)) != 0:
-        raise OSError(ctypes.get_errno(), "unshare failed")
-
-
-def _enter_netns(mode: str) -> None:
-    if mode == "root":
-        _unshare(_CLONE_NEWNET)
-        return
-    uid, gid = os.getuid(), os.getgid()
-    _unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
-    Path("/proc/self/setgroups").write_text("deny")
-    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
 def _probe_in_child(fn: Callable[[], None], argv: list[str] | None = None) -> str | None:
@@ -154,12 +136,12 @@ def probe() -> Capabilities:
                                      f"{OPEN_FILES} open files, no core dumps")]
     abi = landlock.abi_version()
     if abi:
-        def confine() -> None:
+        def restrict() -> None:
             ruleset = landlock.Ruleset(abi)
             ruleset.allow("/", landlock.READ)
             ruleset.restrict_self()
 
-        why = _probe_in_child(confine, ["/bin/true"])
+        why = _probe_in_child(restrict, ["/bin/true"])
         if why:
             abi = 0
     else:
@@ -171,7 +153,7 @@ def probe() -> Capabilities:
     netns = None
     reasons = []
     for mode in (["root"] if os.geteuid() == 0 else []) + ["userns"]:
-        why = _probe_in_child(lambda m=mode: _enter_netns(m), ["/bin/true"])
+        why = _probe_in_child(lambda m=mode: confine.enter_netns(m), ["/bin/true"])
         if why is None:
             netns = mode
             break
@@ -180,6 +162,8 @@ def probe() -> Capabilities:
                         "no network inside the worker" if netns else
                         "not available (" + "; ".join(reasons) + ")"))
     cgroup_why = _cgroup_available()
+    if cgroup_why is None:
+        sweep_stale_cgroups()
     layers.append(Layer("cgroup", cgroup_why is None,
                         f"memory {MEMORY_BYTES >> 30} GiB and {PIDS} processes per worker; the "
                         "whole process tree is killed through it" if cgroup_why is None else
@@ -199,6 +183,18 @@ def probe() -> Capabilities:
                         drop_uid=drop, layers=tuple(layers))
 
 
+def sweep_stale_cgroups() -> None:
+    """Remove the empty cgroups of graders that were killed before they could clean up."""
+    for controller in ("memory", "pids"):
+        for path in (CGROUP_ROOT / controller / CGROUP_NAME).glob("w*-*"):
+            owner = path.name[1:].split("-")[0]
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+
+
 def harden_grader() -> None:
     """Make the grading process hard to inspect from a worker and adopt escaped orphans."""
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -211,6 +207,7 @@ class LaunchSpec:
     env: dict[str, str]
     cwd: Path
     preexec_fn: Callable[[], None] | None
+    spec: dict[str, object] = field(default_factory=dict)
 
 
 def prepare_workdir(files: dict[str, Path]) -> Path:
@@ -300,49 +297,20 @@ class Sandbox:
         })
         argv = [sys.executable, "-I", "-u", "-c", bootstrap,
                 str(workdir / "submission"), str(request_fd), str(response_fd)]
+        spec = self.spec(workdir)
         return LaunchSpec(argv=argv, env=env, cwd=workdir / "submission",
-                          preexec_fn=self._preexec(workdir))
+                          preexec_fn=lambda: confine.confine(spec), spec=spec)
 
-    def _preexec(self, workdir: Path) -> Callable[[], None]:
-        caps, uid, cgroups = self.caps, self.uid, list(self.cgroups)
-        readable = _readable_roots(self.device)
-        cuda = self.device.startswith("cuda")
-
-        def preexec() -> None:  # runs in the child, between fork and exec
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 5))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
-            if not caps.cgroup:
-                resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-            for path in cgroups:
-                (path / "tasks").write_text(str(os.getpid()))
-            if caps.netns:
-                _enter_netns(caps.netns)
-            ruleset = None
-            if caps.landlock_abi:
-                ruleset = landlock.Ruleset(caps.landlock_abi)
-                for root in readable:
-                    ruleset.allow(root, landlock.READ)
-                # its own /proc entry only: not the grader's (environ, cmdline) nor any other
-                ruleset.allow(f"/proc/{os.getpid()}", landlock.READ)
-                ruleset.allow("/dev/null", landlock.READ | landlock.WRITE_FILE)
-                ruleset.allow(workdir, landlock._all_fs(caps.landlock_abi))
-                if cuda:
-                    for dev in Path("/dev").glob("nvidia*"):
-                        ruleset.allow(dev, landlock.READ | landlock.WRITE_FILE |
-                                      landlock.IOCTL_DEV)
-            if uid is not None:
-                resource.setrlimit(resource.RLIMIT_NPROC, (PIDS, PIDS))
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            # after any change of credentials, which clears it: die with the grader
-            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if ruleset is not None:
-                ruleset.restrict_self()
-
-        return preexec
+    def spec(self, workdir: Path) -> dict[str, object]:
+        """The confinement of this worker as plain data, for ``harness/confine.py``."""
+        caps = self.caps
+        devices = [str(d) for d in Path("/dev").glob("nvidia*")] \
+            if self.device.startswith("cuda") else []
+        return {"cpu_s": CPU_SECONDS, "file_bytes": FILE_BYTES, "open_files": OPEN_FILES,
+                "address_space": None if caps.cgroup else ADDRESS_SPACE,
+                "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
+                "landlock_abi": caps.landlock_abi, "readable": _readable_roots(self.device),
+                "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}
 
     # -- the end ----------------------------------------------------------------------------
     def kill_all(self, leader_pid: int | None) -> None:

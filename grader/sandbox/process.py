@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import faults, isolation
+from . import faults, forkserver, isolation
 from .harness import protocol
 
 FD_OUTPUT_CAP = 64 * 1024
@@ -67,12 +67,13 @@ class WorkerProcess:
     START_TIMEOUT_S = 60.0
 
     def __init__(self, files: dict[str, Path], *, device: str = "cpu",
-                 budget_s: float = 900.0) -> None:
+                 budget_s: float = 900.0, preload: str = "numpy") -> None:
         self.files = dict(files)
         self.device = device
+        self.preload = preload  # what a warm fork server has imported: "numpy" or "torch"
         self.budget_s = budget_s
         self.deadline: float | None = None
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | forkserver.ForkedWorker | None = None
         self.workdir: Path | None = None
         self.sandbox: isolation.Sandbox | None = None
         self.generation = 0
@@ -91,7 +92,7 @@ class WorkerProcess:
         self._resp_r, resp_w = os.pipe()
         try:
             spec = self.sandbox.launch(self.workdir, req_r, resp_w)
-            self.proc = subprocess.Popen(
+            self.proc = self._fork(spec, req_r, resp_w) or subprocess.Popen(
                 spec.argv, env=spec.env, cwd=spec.cwd, preexec_fn=spec.preexec_fn,
                 pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, start_new_session=True)
@@ -113,6 +114,24 @@ class WorkerProcess:
             raise isolation.SandboxError(
                 f"could not start the sandbox: the worker did not start ({exc}); it said: "
                 f"{output[-500:] or 'nothing'}") from None
+
+    def _fork(self, spec: isolation.LaunchSpec, req_r: int,
+              resp_w: int) -> forkserver.ForkedWorker | None:
+        """A worker forked by the warm server, or None (then it is started with subprocess)."""
+        server = forkserver.get(self.preload)
+        if server is None:
+            return None
+        out_r, out_w = os.pipe()
+        try:
+            pid = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
+                               fds=[req_r, resp_w, out_w])
+        except (OSError, ValueError):
+            forkserver.drop(server)
+            os.close(out_r)
+            return None
+        finally:
+            os.close(out_w)
+        return forkserver.ForkedWorker(server, pid, os.fdopen(out_r, "rb"))
 
     def stop(self) -> None:
         """Kill the worker's whole process tree and remove its work directory."""

@@ -50,7 +50,7 @@ def abi_version() -> int:
     return max(0, int(version))
 
 
-def _all_fs(abi: int) -> int:
+def all_fs(abi: int) -> int:
     access = (1 << 13) - 1
     if abi >= 2:
         access |= REFER
@@ -64,7 +64,7 @@ def _all_fs(abi: int) -> int:
 class Ruleset:
     def __init__(self, abi: int) -> None:
         self.abi = abi
-        self.handled = _all_fs(abi)
+        self.handled = all_fs(abi)
         attr = _RulesetAttr(self.handled, 0,
                             (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8
