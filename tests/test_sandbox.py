@@ -110,3 +110,21 @@ def test_workers_start_without_the_fork_server_too(tmp_path):
                           env={**os.environ, "GRADER_FORKSERVER": "0"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Score 23/23" in proc.stdout
+
+
+@pytest.mark.skipif(isolation.probe().level != "strict", reason="the disk cache needs strict")
+def test_expected_values_are_cached_on_disk_and_a_bad_entry_is_recomputed(tmp_path,
+                                                                         monkeypatch):
+    from grader.engine import expected
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(catalog.get(SLUG).solution, tmp_path / f"{SLUG}.py")
+    expected._MEMORY.clear()  # earlier tests of this process computed them in memory
+    assert run("--submission", str(tmp_path), SLUG, "-q").exit_code == 0
+    entries = list((tmp_path / ".grade" / "cache" / "expected").rglob("*.bin"))
+    assert len(entries) >= 8
+    for entry in entries:
+        entry.write_bytes(b"garbage")  # a damaged cache is ignored, never trusted
+    expected._MEMORY.clear()
+    assert run("--submission", str(tmp_path), SLUG, "-q").exit_code == 0
+    expected.use_disk(None)

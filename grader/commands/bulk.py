@@ -51,6 +51,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
     import tempfile
 
     from grader.bulk import class_report, exports, layouts, runner
+    from grader.engine import expected
     from grader.report.progress import Progress
     from grader.sandbox.isolation import sweep_stale_cgroups
 
@@ -75,6 +76,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
         # killed by an interruption are removed with it
         (Path(tmp) / "work").mkdir()
         tempfile.tempdir = str(Path(tmp) / "work")
+        expected.use_disk(out / ".cache" / "expected")
         outcome = runner.grade_all(
             found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
             force=force, budget_s=time_budget,

@@ -60,9 +60,11 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     (scores, attempts, time). ``others``: earlier results of other exercises, written to the
     report beside these (watch mode re-grades one exercise). Returns this grading's result.
     """
+    from grader.engine import expected
     from grader.engine.runner import grade
     from grader.report.html import write_report
 
+    expected.use_disk(Path(".grade") / "cache" / "expected")
     out = terminal.Printer(stream=sys.stderr if as_json else sys.stdout, verbosity=verbosity)
     out.start(name, device, len(files))
 

@@ -7,7 +7,6 @@ the same diagnostics (``Comparison``) and the known-mistake match.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Any
@@ -15,25 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from grader.sandbox import faults
-from grader.sandbox.harness import protocol
 
+from . import expected as expected_values
 from . import figures
 from .compare import Comparison, compare, fmt
 
 if TYPE_CHECKING:
     from grader.sandbox.proxy import LearnerProxy
     from grader.suite import KnownMistake
-
-
-_EXPECTED: dict[str, Any] = {}
-
-
-def _expected_key(reference: Any, func: str, args: tuple, kwargs: dict) -> str | None:
-    try:
-        frame = protocol.encode_message({"f": func}, [list(args), kwargs])
-    except protocol.ProtocolError:
-        return None
-    return f"{getattr(reference, '__name__', '?')}:{hashlib.sha256(frame).hexdigest()}"
 
 
 def _short(value: Any) -> str:
@@ -161,16 +149,13 @@ class Check:
     def expected(self, func: str, *args: Any, _cached: bool = True, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
 
-        Results are remembered for the life of the process, keyed by the reference, the
-        function and the encoded arguments: a batch computes each expected value once.
+        Results are remembered (``expected.py``: in memory, and on disk when the run sets a
+        folder), keyed by the reference, the function and the encoded arguments: a batch
+        computes each expected value once.
         """
-        key = _expected_key(self.reference, func, args, kwargs) if _cached else None
-        if key is not None and key in _EXPECTED:
-            return copy.deepcopy(_EXPECTED[key])
-        value = getattr(self.reference, func)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-        if key is not None:
-            _EXPECTED[key] = copy.deepcopy(value)
-        return value
+        k = expected_values.key(self.reference, func, args, kwargs) if _cached else None
+        return expected_values.get_or_compute(k, lambda: getattr(self.reference, func)(
+            *copy.deepcopy(args), **copy.deepcopy(kwargs)))
 
     def call(self, func: str, *args: Any, rtol: float | None = None, atol: float | None = None,
              what: str | None = None, timed: bool = False, **kwargs: Any) -> Any:

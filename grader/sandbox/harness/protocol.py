@@ -251,11 +251,30 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
 def read_frame(fd: int, deadline: float | None = None,
                max_blob_bytes: int = MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
     """Read one frame; raise ``ReadTimeout``, ``PeerClosed`` or ``ProtocolError``."""
-    (size,) = HEADER.unpack(_read_exact(fd, HEADER.size, deadline))
+    return _parse_frame(lambda n: _read_exact(fd, n, deadline), max_blob_bytes)
+
+
+def value_from_bytes(frame: bytes, **kw: Any) -> Any:
+    """Decode a whole frame held in memory (e.g. read from a cache file)."""
+    view = memoryview(frame)
+
+    def take(n: int) -> bytes:
+        nonlocal view
+        if len(view) < n:
+            raise ProtocolError("truncated frame")
+        chunk, view = bytes(view[:n]), view[n:]
+        return chunk
+
+    head, blobs = _parse_frame(take, MAX_BLOB_BYTES)
+    return decode_value(head, blobs, **kw)
+
+
+def _parse_frame(take: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+    (size,) = HEADER.unpack(take(HEADER.size))
     if size > MAX_HEADER_BYTES:
         raise ProtocolError(f"message header of {size} bytes is over the limit")
     try:
-        head = json.loads(_read_exact(fd, size, deadline))
+        head = json.loads(take(size))
     except (ValueError, RecursionError):
         raise ProtocolError("malformed message header") from None
     if not isinstance(head, dict):
@@ -266,4 +285,4 @@ def read_frame(fd: int, deadline: float | None = None,
     if sum(sizes) > max_blob_bytes:
         raise ProtocolError(f"the result is {sum(sizes) / 2**20:.0f} MiB, over the "
                             f"{max_blob_bytes / 2**20:.0f} MiB limit")
-    return head, [_read_exact(fd, s, deadline) for s in sizes]
+    return head, [take(s) for s in sizes]
