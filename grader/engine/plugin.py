@@ -105,6 +105,10 @@ class GradingPlugin:
         return Check(learner, reference, mistakes_in(vars(request.module)), ex.rtol, ex.atol)
 
     # -- hooks ----------------------------------------------------------------------------
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # verdicts never show pytest's tracebacks: do not spend time formatting long ones
+        config.option.tbstyle = "line"
+
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         self._started[item.nodeid] = time.perf_counter()
 

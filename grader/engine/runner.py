@@ -48,6 +48,7 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
         args = [str(ex.suite) for ex in exercises] + [
             "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(catalog.SUITES_DIR),
             "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
+            "-p", "no:unraisableexception",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         code = pytest.main(args, plugins=[plugin])
         if plugin.sandbox_error is not None:
