@@ -32,6 +32,19 @@ def reference_source(slug: str) -> str:
     return catalog.get(slug).solution.read_text()
 
 
+def edit_source(src: str, *replacements: tuple[str, str]) -> str:
+    """``src`` with each ``(old, new)`` applied; every ``old`` must occur exactly once."""
+    for old, new in replacements:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    return src
+
+
+def reference_variant(slug: str, *replacements: tuple[str, str]) -> str:
+    """A wrong variant of the reference: its source with ``replacements`` applied."""
+    return edit_source(reference_source(slug), *replacements)
+
+
 @pytest.fixture
 def grade_src(tmp_path: Path):
     """``grade_src(slug, source)`` grades a learner source string, returns ``ExerciseResult``."""

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import reference_variant
 
 from grader import catalog
 from grader.bulk.exports import validate_gradescope
@@ -23,11 +24,6 @@ from grader.bulk.exports import validate_gradescope
 GRADE = str(Path(sys.executable).with_name("grade"))
 EXERCISES = "grid_local_mask,attention_rollout,mean_attention_distance"
 REF = {s: catalog.get(s).solution.read_text() for s in EXERCISES.split(",")}
-
-
-def _variant(slug: str, old: str, new: str) -> str:
-    assert old in REF[slug], (slug, old)
-    return REF[slug].replace(old, new)
 
 
 GRID_NEAR = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
@@ -79,7 +75,7 @@ def make_class(root: Path) -> Path:
     for name, (slug, old, new) in WRONG.items():
         d = root / name
         d.mkdir()
-        (d / f"{slug}.py").write_text(_variant(slug, old, new))
+        (d / f"{slug}.py").write_text(reference_variant(slug, (old, new)))
         (d / "grid_local_mask.py").exists() or (d / "grid_local_mask.py").write_text(
             REF["grid_local_mask"])
     for name, src in BROKEN.items():

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import reference_variant
 from markupsafe import escape
 
 from grader import catalog
@@ -33,12 +34,6 @@ MANHATTAN = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
 TEXTURE = ("return n_shape / decided", "return n_texture / decided")
 
 
-def _variant(slug: str, old: str, new: str) -> str:
-    src = catalog.get(slug).solution.read_text()
-    assert src.count(old) == 1
-    return src.replace(old, new)
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict:
     """``results`` (dicts as in results.json) and ``rejected`` of a tiny synthetic class."""
@@ -47,8 +42,9 @@ def graded(tmp_path_factory) -> dict:
         "s01-alice": {GRID: catalog.get(GRID).solution.read_text(),
                       SHAPE: catalog.get(SHAPE).solution.read_text()},
         "s02-bob": {GRID: catalog.get(GRID).stub.read_text(), SHAPE: None},
-        "s10-carol": {GRID: _variant(GRID, *MANHATTAN), SHAPE: _variant(SHAPE, *TEXTURE)},
-        "s03-dave": {GRID: _variant(GRID, *MANHATTAN), SHAPE: "def shape_bias(:\n"},
+        "s10-carol": {GRID: reference_variant(GRID, MANHATTAN),
+                      SHAPE: reference_variant(SHAPE, TEXTURE)},
+        "s03-dave": {GRID: reference_variant(GRID, MANHATTAN), SHAPE: "def shape_bias(:\n"},
         "s11-erin": {GRID: "def grid_local_mask(H_p, W_p, radius, n_prefix=1):\n"
                            "    raise RuntimeError('boom')\n",
                      SHAPE: catalog.get(SHAPE).solution.read_text()},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 from grader.engine.plugin import load_reference
@@ -19,13 +19,6 @@ FF = "dim_feedforward=4 * dim, "
 ENCODER = "self.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)"
 RETURN = "return self.encoder(tokens)"
 CLS = ("\n        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))")
-
-
-def _edit(src: str, *replacements: tuple[str, str]) -> str:
-    for old, new in replacements:
-        assert src.count(old) == 1, old
-        src = src.replace(old, new)
-    return src
 
 
 def test_reference_scores_full_marks(grade_src):
@@ -66,7 +59,7 @@ MISTAKE_GROUPS = [
 
 @pytest.mark.parametrize("edits, expected", MISTAKE_GROUPS)
 def test_known_mistakes_are_named(grade_src, edits, expected):
-    result = grade_src(SLUG, _edit(reference_source(SLUG), *edits))
+    result = grade_src(SLUG, edit_source(reference_source(SLUG), *edits))
     tests = by_name(result)
     for test, name in expected.items():
         assert tests[test].status == "failed", test
@@ -83,7 +76,7 @@ def test_every_known_mistake_is_covered():
 
 
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
-    src = _edit(reference_source(SLUG),
+    src = edit_source(reference_source(SLUG),
                 ("        if pos_embed and (num_patches is None", "        if False and (None"),
                 # a fixed ramp added to every token even without a table: order matters now
                 (EMBED, EMBED + "\n        tokens = tokens + torch.linspace(0, 1, tokens.shape[1],"

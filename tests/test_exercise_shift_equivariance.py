@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 from grader.engine.plugin import load_reference
 from grader.sandbox.harness import recipes
 
 SLUG = "shift_equivariance"
-
-
-def _edit(src: str, *replacements: tuple[str, str]) -> str:
-    for old, new in replacements:
-        assert src.count(old) == 1, old
-        src = src.replace(old, new)
-    return src
 
 
 def test_reference_scores_full_marks(grade_src):
@@ -61,7 +54,7 @@ MISTAKE_GROUPS = [
 
 @pytest.mark.parametrize("edits, expected", MISTAKE_GROUPS)
 def test_known_mistakes_are_named(grade_src, edits, expected):
-    result = grade_src(SLUG, _edit(reference_source(SLUG), *edits))
+    result = grade_src(SLUG, edit_source(reference_source(SLUG), *edits))
     tests = by_name(result)
     for test, name in expected.items():
         assert tests[test].status == "failed", test
@@ -78,7 +71,7 @@ def test_every_known_mistake_is_covered():
 
 
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
-    src = _edit(reference_source(SLUG),
+    src = edit_source(reference_source(SLUG),
                 ("perm = np.zeros((H_p * W_p, H_p * W_p), dtype=np.int64)",
                  "perm = np.zeros((H_p * W_p, H_p * W_p), dtype=bool)"),
                 ("    scale = scale if scale > 0 else 1.0\n", ""),
