@@ -11,8 +11,9 @@ import click
 from .common import (
     EXIT_INTERNAL,
     EXIT_OK,
-    ISOLATION_CHOICE,
     check_isolation,
+    device_option,
+    isolation_option,
     parse_exercises,
     resolve_device,
 )
@@ -28,15 +29,12 @@ RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in
 @click.option("--exercises", help="Comma-separated exercises to grade (default: all).")
 @click.option("--workers", type=click.IntRange(1, 512), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Submissions graded in parallel.")
-@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto",
-              show_default=True, help="Device for torch exercises.")
+@device_option
 @click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
 @click.option("--title", default="Class report", show_default=True, help="The report's title.")
 @click.option("--time-budget", type=click.FloatRange(min=1), default=900, show_default=True,
               help="Seconds of wall-clock time for all the calls of one submission.")
-@click.option("--isolation", type=ISOLATION_CHOICE, default="auto", show_default=True,
-              help="strict: refuse to grade unless learner code is cut off from the filesystem "
-                   "and the network (see grade doctor).")
+@isolation_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: int, device: str,
          force: bool, title: str, time_budget: float, isolation: str, quiet: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -67,7 +68,16 @@ def parse_exercises(value: str | None) -> list[str]:
 
 
 
-ISOLATION_CHOICE = click.Choice(["auto", "strict"])
+device_option = click.option(
+    "--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
+    help="Device for torch exercises (auto: cuda when available).")
+exercises_dir_option = click.option(
+    "--exercises-dir", type=click.Path(path_type=Path), default=Path("exercises"),
+    show_default=True, help="Where the learner's own files are.")
+isolation_option = click.option(
+    "--isolation", type=click.Choice(["auto", "strict"]), default="auto", show_default=True,
+    help="strict: refuse to grade unless learner code is cut off from the filesystem and the "
+         "network (see grade doctor).")
 
 
 def check_isolation(mode: str) -> None:

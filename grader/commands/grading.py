@@ -18,8 +18,10 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_OK,
-    ISOLATION_CHOICE,
     check_isolation,
+    device_option,
+    exercises_dir_option,
+    isolation_option,
     resolve_device,
 )
 
@@ -96,13 +98,11 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 @click.argument("exercises", nargs=-1, type=EXERCISE)
 @click.option("--submission", type=click.Path(path_type=Path, file_okay=False),
               help="Grade the learner files in this folder (DIR/<exercise>.py).")
-@click.option("--exercises-dir", type=click.Path(path_type=Path), default=Path("exercises"),
-              show_default=True, help="Where the learner's own files are.")
+@exercises_dir_option
 @click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
               help="Where index.html and results.json are written.")
-@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto",
-              show_default=True, help="Device for torch exercises (auto: cuda when available).")
+@device_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print the machine-readable result to stdout (progress goes to stderr).")
 @click.option("--watch", is_flag=True,
@@ -115,9 +115,7 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 @click.option("--gradescope-out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("/autograder/results/results.json"), show_default=True,
               help="Where --gradescope writes its results.")
-@click.option("--isolation", type=ISOLATION_CHOICE, default="auto", show_default=True,
-              help="strict: refuse to grade unless learner code is cut off from the filesystem "
-                   "and the network (see grade doctor).")
+@isolation_option
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,

@@ -27,7 +27,15 @@ from grader.engine.results import ExerciseResult, SubmissionResult
 from grader.state import State
 
 from . import workspace
-from .common import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, check_isolation, resolve_device
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    check_isolation,
+    device_option,
+    exercises_dir_option,
+    resolve_device,
+)
 from .keys import ENTER, Keys
 from .learner import fmt_duration
 
@@ -161,13 +169,11 @@ def _report_dir(root: Path, started: dt.datetime) -> Path:
               help="How many exercises (fewer when fewer are left to master).")
 @click.option("--seed", type=int, default=None,
               help="Seed of the random choice of exercises (the same seed, the same choice).")
-@click.option("--exercises-dir", type=click.Path(path_type=Path), default=Path("exercises"),
-              show_default=True, help="Where the learner's own files are.")
+@exercises_dir_option
 @click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
               help="The report goes to DIR/interview-<timestamp>/.")
-@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto",
-              show_default=True, help="Device for torch exercises (auto: cuda when available).")
+@device_option
 def interview(minutes: float, count: int, seed: int | None, exercises_dir: Path,
               report_dir: Path, device: str) -> None:
     """A mock interview: exercises you have not mastered, one at a time, against the clock."""

@@ -15,7 +15,7 @@ from grader import catalog
 from grader.state import IDLE_GAP_S, State
 
 from . import workspace
-from .common import EXERCISE, EXIT_FAILED, EXIT_INTERNAL
+from .common import EXERCISE, EXIT_FAILED, EXIT_INTERNAL, exercises_dir_option
 
 DEFINITIONS = {
     "attempts": "gradings of a new version of your own file (the same content again, or the "
@@ -91,8 +91,7 @@ def hint(exercise: str) -> None:
 
 @click.command("reset")
 @click.argument("exercise", type=EXERCISE)
-@click.option("--exercises-dir", type=click.Path(path_type=Path), default=Path("exercises"),
-              show_default=True, help="Where the learner's own files are.")
+@exercises_dir_option
 def reset(exercise: str, exercises_dir: Path) -> None:
     """Restore an exercise's stub; your version is kept in .grade/backups/.
 

@@ -224,7 +224,9 @@ def prepare_workdir(files: dict[str, Path]) -> Path:
     return workdir
 
 
-def _readable_roots(device: str) -> list[str]:
+@lru_cache(maxsize=4)
+def _readable_roots(device: str) -> tuple[str, ...]:
+    """What a worker may read, resolved once per process (every worker start asks for it)."""
     roots = {"/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
              "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo",
              "/proc/stat", "/proc/sys", "/sys/devices/system/cpu",
@@ -235,7 +237,7 @@ def _readable_roots(device: str) -> list[str]:
         roots.add(str(Path(path).resolve()))
     if device.startswith("cuda"):
         roots |= {"/usr/local", "/opt", "/proc/driver", "/sys/bus/pci", "/sys/devices"}
-    return sorted(roots)
+    return tuple(sorted(roots))
 
 
 class Sandbox:
@@ -309,7 +311,7 @@ class Sandbox:
         return {"cpu_s": CPU_SECONDS, "file_bytes": FILE_BYTES, "open_files": OPEN_FILES,
                 "address_space": None if caps.cgroup else ADDRESS_SPACE,
                 "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
-                "landlock_abi": caps.landlock_abi, "readable": _readable_roots(self.device),
+                "landlock_abi": caps.landlock_abi, "readable": list(_readable_roots(self.device)),
                 "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}
 
     # -- the end ----------------------------------------------------------------------------
