@@ -2,7 +2,8 @@
 # The GPU checks, run by hand on a machine with CUDA (one short run; see README "GPU").
 # Grades the references of every exercise on --device cuda inside the sandbox, a learner
 # PatchViT that returns its output on the wrong device, and the torch exercises' project
-# tests. Writes the reports and a log under ${OUT:-/tmp/gpu-check}.
+# tests. Writes the reports and a log under ${OUT:-/tmp/gpu-check}. On a machine where the
+# project is not installed it installs it (editable, no dependencies) so that `grade` exists.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
@@ -13,6 +14,10 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
   nvidia-smi -L
   $PY -c "import sys, torch; print(sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"
   $PY -m grader doctor
+  [ -x "$(dirname "$($PY -c 'import sys; print(sys.executable)')")/grade" ] || \
+    $PY -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
+  echo "== which confinement layer lets CUDA start"
+  $PY bench/gpu_diagnose.py
   echo "== every reference on cuda"
   $PY -m grader --submission solutions --device cuda --report-dir "$OUT/references" -q; echo "exit $?"
   echo "== a PatchViT whose output stays on the CPU"
@@ -21,6 +26,11 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
   grep -c ".cpu()" "$OUT/wrong_device/patch_vit.py"
   $PY -m grader --submission "$OUT/wrong_device" patch_vit --device cuda --report-dir "$OUT/wrong" -q; echo "exit $?"
   $PY -c "import json; d=json.load(open('$OUT/wrong/results.json')); print([(t['name'], t['status'], t['message'][:160]) for t in d['exercises'][0]['tests'] if t['status'] != 'passed'][:3])"
+  echo "== a PatchViT that fills 40 GB of host memory on a CUDA worker (no address-space cap)"
+  mkdir -p "$OUT/memory_bomb"
+  sed "s/return self.encoder(tokens)$/_ = torch.ones(10**10); return self.encoder(tokens)/" solutions/patch_vit.py > "$OUT/memory_bomb/patch_vit.py"
+  $PY -m grader --submission "$OUT/memory_bomb" patch_vit --device cuda --report-dir "$OUT/bomb" -q; echo "exit $?"
+  $PY -c "import json; d=json.load(open('$OUT/bomb/results.json')); print([(t['name'], t['status'], t['message'][:160]) for t in d['exercises'][0]['tests'] if t['status'] != 'passed'][:2])"
   echo "== project tests of the torch exercises, the sandbox and the hostile corpus"
-  $PY -m pytest -q -p no:cacheprovider tests/test_exercise_patch_vit.py tests/test_exercise_shift_equivariance.py tests/test_sandbox.py tests/test_hostile.py tests/test_protocol.py 2>&1 | tail -15
+  $PY -m pytest -q -p no:cacheprovider tests/test_exercise_patch_vit.py tests/test_exercise_shift_equivariance.py tests/test_sandbox.py tests/test_hostile.py tests/test_protocol.py -rfE > "$OUT/pytest.txt" 2>&1; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.txt"
 } 2>&1 | tee "$OUT/log.txt"

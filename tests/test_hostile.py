@@ -156,7 +156,10 @@ def _tests_of(batch, name):
 
 def test_the_batch_completes(batch):
     proc = batch["proc"]
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    grades = batch["out"] / "grades.csv"
+    ungraded = [line for line in grades.read_text().splitlines()
+                if "not graded" in line] if grades.exists() else ["no grades.csv"]
+    assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-1500:], ungraded)
     assert len(batch["files"]) >= 25
     assert set(batch["results"]) == (set(batch["files"]) | {"control_ok", "control_wrong"}) - {
         "non_utf8_source"}
@@ -256,3 +259,30 @@ def test_machine_is_left_as_it_was(batch):
     assert list(batch["tmp"].iterdir()) == []  # every work folder was removed
     written = {p.relative_to(batch["base"]).parts[0] for p in batch["base"].rglob("*")}
     assert written <= {"class", "out", "tmp"}
+
+
+def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
+    """Where no cgroup exists (containers, the GPU machines), the grader itself samples each
+    worker's processes and memory: the bombs end with a reason, the control is unharmed."""
+    names = ("fork_bomb", "memory_bomb_numpy", "memory_bomb_torch")
+    files = corpus({"solution": "", "klass": "", "out": "", "port": "0"})
+    klass, tmp = tmp_path / "class", tmp_path / "tmp"
+    tmp.mkdir()
+    for name, src in {**{n: files[n] for n in names}, "control_ok": REF}.items():
+        (klass / name).mkdir(parents=True)
+        (klass / name / f"{SLUG}.py").write_text(src)
+    proc = subprocess.run([GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"),
+                           "--exercises", SLUG, "--workers", "2", "--time-budget", "12", "-q"],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "GRADER_CGROUP": "0", "TMPDIR": str(tmp)})
+    assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-1500:])
+    results = {p.parent.name: json.loads(p.read_text())
+               for p in (tmp_path / "out").glob("*/results.json")}
+    assert results["control_ok"]["score"] == 9
+    first = {n: results[n]["exercises"][0]["tests"][0] for n in names}
+    assert first["fork_bomb"]["status"] == "crashed", first["fork_bomb"]
+    assert "over 128 processes" in first["fork_bomb"]["message"]
+    for name in names[1:]:
+        assert "memory" in first[name]["message"].lower(), first[name]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp) not in ps and list(tmp.iterdir()) == []

@@ -128,3 +128,23 @@ def test_expected_values_are_cached_on_disk_and_a_bad_entry_is_recomputed(tmp_pa
     expected._MEMORY.clear()
     assert run("--submission", str(tmp_path), SLUG, "-q").exit_code == 0
     expected.use_disk(None)
+
+
+@pytest.mark.parametrize("body, why", [
+    ("    x = np.ones(2**27)  # 1 GiB, under the address-space cap\n    time.sleep(10)\n",
+     "out of memory: over the 0.25 GiB limit"),
+    ("    for _ in range(300):\n        if os.fork() == 0:\n            time.sleep(30)\n"
+     "            os._exit(0)\n    time.sleep(10)\n", "over 128 processes"),
+], ids=["memory", "processes"])
+def test_without_a_cgroup_the_grader_watches_memory_and_processes(grade_src, monkeypatch,
+                                                                   body, why):
+    caps = isolation.probe()
+    monkeypatch.setattr(isolation, "probe", lambda: isolation.Capabilities(
+        landlock_abi=caps.landlock_abi, netns=caps.netns, cgroup=False,
+        drop_uid=caps.drop_uid, layers=caps.layers))
+    if why.startswith("out of memory"):
+        monkeypatch.setattr(isolation, "MEMORY_BYTES", 256 * 2**20)
+    src = f"import os\nimport time\nimport numpy as np\n\ndef grid_local_mask(*a, **k):\n{body}"
+    t = grade_src(SLUG, src).tests[0]
+    assert t.status == "crashed", t
+    assert why in t.message

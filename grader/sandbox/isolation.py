@@ -47,7 +47,7 @@ FILE_BYTES = 64 * 2**20      # largest file the worker may write
 OPEN_FILES = 256
 MEMORY_BYTES = 3 * 2**30     # cgroup limit on the worker's own memory
 PIDS = 128                   # cgroup limit on the worker's processes and threads
-ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS, only when no cgroup limits memory
+ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS backstop of CPU workers when no cgroup limits memory
 UID_BASE = 2_000_000         # workers run as UID_BASE + n (root only, when possible)
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
@@ -116,6 +116,8 @@ def _python_readable_by_others() -> bool:
 
 
 def _cgroup_available() -> str | None:
+    if os.environ.get("GRADER_CGROUP", "1") == "0":
+        return "turned off (GRADER_CGROUP=0)"
     if os.geteuid() != 0:
         return "needs root (cgroup v1 memory and pids controllers are writable by root only)"
     for controller in ("memory", "pids"):
@@ -167,8 +169,10 @@ def probe() -> Capabilities:
     layers.append(Layer("cgroup", cgroup_why is None,
                         f"memory {MEMORY_BYTES >> 30} GiB and {PIDS} processes per worker; the "
                         "whole process tree is killed through it" if cgroup_why is None else
-                        f"not used: {cgroup_why}; memory capped by address space instead "
-                        f"({ADDRESS_SPACE >> 30} GiB)"))
+                        f"not used: {cgroup_why}; instead the grader kills a worker whose "
+                        f"resident memory grows by over {MEMORY_BYTES >> 30} GiB or that holds "
+                        f"over {PIDS} processes (sampled every 50 ms), and CPU workers' address "
+                        f"space is capped at {ADDRESS_SPACE >> 30} GiB (CUDA needs more)"))
     drop = os.geteuid() == 0 and _python_readable_by_others()
     layers.append(Layer("unprivileged uid", drop,
                         f"workers run as uid {UID_BASE}+n" if drop else
@@ -305,11 +309,11 @@ class Sandbox:
 
     def spec(self, workdir: Path) -> dict[str, object]:
         """The confinement of this worker as plain data, for ``harness/confine.py``."""
-        caps = self.caps
-        devices = [str(d) for d in Path("/dev").glob("nvidia*")] \
-            if self.device.startswith("cuda") else []
+        caps, cuda = self.caps, self.device.startswith("cuda")
+        devices = [str(d) for d in Path("/dev").glob("nvidia*")] if cuda else []
         return {"cpu_s": CPU_SECONDS, "file_bytes": FILE_BYTES, "open_files": OPEN_FILES,
-                "address_space": None if caps.cgroup else ADDRESS_SPACE,
+                # a CUDA context reserves far more address space than any useful cap
+                "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
                 "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
                 "landlock_abi": caps.landlock_abi, "readable": list(_readable_roots(self.device)),
                 "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import faults, forkserver, isolation
 from .harness import protocol
+from .treewatch import TreeWatch
 
 FD_OUTPUT_CAP = 64 * 1024
 
@@ -78,6 +79,7 @@ class WorkerProcess:
         self.sandbox: isolation.Sandbox | None = None
         self.generation = 0
         self._drain: _Drain | None = None
+        self._watch: TreeWatch | None = None
         self._req_w = self._resp_r = -1
 
     # -- life cycle ---------------------------------------------------------------------
@@ -114,6 +116,10 @@ class WorkerProcess:
             raise isolation.SandboxError(
                 f"could not start the sandbox: the worker did not start ({exc}); it said: "
                 f"{output[-500:] or 'nothing'}") from None
+        if not self.sandbox.caps.cgroup:
+            self._watch = TreeWatch(self.proc.pid, max_growth=isolation.MEMORY_BYTES,
+                                    max_procs=isolation.PIDS)
+            self._watch.start()
 
     def _fork(self, spec: isolation.LaunchSpec, req_r: int,
               resp_w: int) -> forkserver.ForkedWorker | None:
@@ -135,6 +141,8 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """Kill the worker's whole process tree and remove its work directory."""
+        if self._watch is not None:
+            self._watch.stop()
         if self.proc is not None:
             if self.sandbox is not None:
                 self.sandbox.kill_all(self.proc.pid)
@@ -208,8 +216,10 @@ class WorkerProcess:
                 "calls is used up")
 
     def _why_it_ended(self, code: int | None) -> str:
+        if code == -signal.SIGKILL and self._watch is not None and self._watch.why:
+            return self._watch.why
         if code == -signal.SIGKILL and self.sandbox is not None and self.sandbox.out_of_memory():
-            return f"out of memory: over the {isolation.MEMORY_BYTES >> 30} GiB limit"
+            return f"out of memory: over the {isolation.MEMORY_BYTES / 2**30:g} GiB limit"
         if code == -signal.SIGXCPU:
             return f"CPU time limit of {isolation.CPU_SECONDS} s"
         if code == -signal.SIGXFSZ:

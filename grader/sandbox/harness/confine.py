@@ -61,8 +61,13 @@ def confine(spec: dict[str, Any]) -> None:
         ruleset = landlock.Ruleset(abi)
         for root in spec["readable"]:
             ruleset.allow(root, landlock.READ)
-        # its own /proc entry only: not the grader's (environ, cmdline) nor any other
-        ruleset.allow(f"/proc/{os.getpid()}", landlock.READ)
+        # its own /proc entry only: not the grader's (environ, cmdline) nor any other.
+        # CUDA's start writes there (error 304 without it); gVisor keeps /proc/self apart.
+        own = landlock.READ
+        if spec.get("devices"):
+            own |= landlock.WRITE_FILE | landlock.TRUNCATE
+        for entry in (f"/proc/{os.getpid()}", "/proc/self"):
+            ruleset.allow(entry, own)
         ruleset.allow("/dev/null", landlock.READ | landlock.WRITE_FILE)
         ruleset.allow(spec["workdir"], landlock.all_fs(abi))
         for dev in spec.get("devices", []):

@@ -1,0 +1,106 @@
+"""A worker's memory and process budget where no cgroup enforces them: sampled by the grader.
+
+A worker forked from a warm server starts with the server's pages already counted in its
+RSS (a fresh torch maps ~640 MiB), and a CUDA context reserves far more address space than
+any RLIMIT_AS would allow. So the memory budget is what the worker's process tree *adds* to
+its resident memory after it said it was ready. Without a pids cgroup, and as
+root (RLIMIT_NPROC does not bind root), nothing else stops a fork bomb: the tree's processes
+are counted too. Over either budget the tree is killed and the crash says why.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+INTERVAL_S = 0.05
+
+
+def tree_pids(pid: int, limit: int = 100_000) -> list[int]:
+    """``pid`` and its descendants, through /proc/<pid>/task/<tid>/children."""
+    found, todo = [], [pid]
+    while todo and len(found) < limit:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def memory_bytes(pids: list[int]) -> int:
+    """Resident memory of ``pids`` summed (from /proc/<pid>/statm, which never waits for a
+    process's memory-map lock, unlike smaps: a fork bomb holds those locks). Pages shared
+    between forked processes count in each: an upper bound, so the budget errs towards
+    killing a forking learner sooner, never later."""
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def _signal(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class TreeWatch(threading.Thread):
+    """Kills the tree of ``pid`` once it holds more than ``max_procs`` processes or its memory
+    grows more than ``max_growth`` bytes over the start.
+
+    ``why`` says which budget it enforced ("" while it has not acted).
+    """
+
+    def __init__(self, pid: int, *, max_growth: int, max_procs: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.max_growth, self.max_procs = pid, max_growth, max_procs
+        self.baseline = memory_bytes(tree_pids(pid))
+        self.why = ""
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.wait(INTERVAL_S):
+            pids = tree_pids(self.pid, limit=self.max_procs + 1)
+            if len(pids) > self.max_procs:
+                self.why = f"over {self.max_procs} processes"
+            elif memory_bytes(pids) - self.baseline > self.max_growth:
+                self.why = f"out of memory: over the {self.max_growth / 2**30:g} GiB limit"
+            else:
+                continue
+            self._kill()
+            return
+
+    def _kill(self) -> None:
+        """Stop the whole tree first (a stopped process cannot fork, and its children stay
+        findable under it), then kill it: none is orphaned out of reach holding the pipe."""
+        _signal_group(self.pid, signal.SIGSTOP)  # the worker leads its own process group
+        stopped: set[int] = set()
+        for _ in range(100):
+            new = set(tree_pids(self.pid)) - stopped
+            if not new:
+                break
+            _signal(new, signal.SIGSTOP)
+            stopped |= new
+        _signal(stopped, signal.SIGKILL)
+        _signal_group(self.pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        self._halt.set()
