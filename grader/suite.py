@@ -11,11 +11,15 @@ A hidden suite is ``grader/suites/test_<slug>.py``. Its tests take the fixtures
 Every test is decorated with ``@graded(points, hint)``. Known mistakes are functions of the
 same arguments as a reference function, decorated with ``@mistake(func, name, message)``.
 Source rules (what a solution may not use, read from the learner's file with ``ast``) are
-tests declared with ``@source_rule(points, hint, statement=..., forbid=...)``.
+tests declared with ``@source_rule(points, hint, statement=..., forbid=...)``. Input builders
+that are deterministic and slow (ViT-sized arrays) can be decorated with ``@cached_input``:
+built once per grading process, each call gets its own copy.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +30,8 @@ from grader.engine import rules
 from grader.engine.check import GradeFailure
 from grader.sandbox.harness.protocol import Recipe
 
-__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "GradeFailure", "source_rule"]
+__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "GradeFailure", "source_rule",
+           "cached_input"]
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -101,6 +106,18 @@ def source_rule(points: float, hint: str, *, statement: str, forbid: tuple[str, 
         return graded(points, hint, visibility=visibility)(test)
 
     return deco
+
+
+def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
+    """A deterministic input builder (same arguments, same value) run once per process per
+    arguments; callers get deep copies, so a test that changes its input changes no other."""
+    memo = functools.lru_cache(maxsize=16)(build)
+
+    @functools.wraps(build)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return copy.deepcopy(memo(*args, **kwargs))
+
+    return wrapper
 
 
 def rules_in(namespace: dict[str, Any]) -> list[rules.Rule]:

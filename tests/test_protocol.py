@@ -43,12 +43,25 @@ def test_numpy_scalars_keep_type_and_shape(value):
     assert type(out) is type(value) and out == value
 
 
-@pytest.mark.parametrize("array", [np.arange(6.0).reshape(2, 3), np.array(3.5),
-                                   np.ones((3, 4), dtype=bool)[:, ::2], np.zeros((0, 2))])
+@pytest.mark.parametrize("array", [
+    np.arange(6.0).reshape(2, 3), np.array(3.5), np.ones((3, 4), dtype=bool)[:, ::2],
+    np.zeros((0, 2)), np.arange(6.0).reshape(2, 3).T, np.arange(4, dtype=">i4"),
+    np.array([1 + 2j]), np.zeros(2, dtype=[("a", "<f4"), ("b", "<i2")])])
 def test_arrays_keep_shape_dtype_values(array):
     out = roundtrip(array)
     assert out.shape == array.shape and out.dtype == array.dtype
     np.testing.assert_array_equal(out, array)
+    out[...] = 0  # the receiver may change what it received, as with any array
+
+
+def test_an_array_whose_data_does_not_match_its_header_is_refused():
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.arange(4.0), allow_pickle=False)
+    for blob in (buf.getvalue()[:-8], buf.getvalue() + b"x", b"\x93NUMPY garbage"):
+        with pytest.raises(protocol.ProtocolError, match="malformed array"):
+            protocol.decode_value({"value": {"$a": 0}}, [bytearray(blob)])
 
 
 def test_tensors_keep_dtype_and_shape():

@@ -154,6 +154,9 @@ class Check:
         computes each expected value once.
         """
         k = expected_values.key(self.reference, func, args, kwargs) if _cached else None
+        return self._expected(k, func, args, kwargs)
+
+    def _expected(self, k: str | None, func: str, args: tuple, kwargs: dict) -> Any:
         return expected_values.get_or_compute(k, lambda: getattr(self.reference, func)(
             *copy.deepcopy(args), **copy.deepcopy(kwargs)))
 
@@ -166,29 +169,37 @@ class Check:
         """
         self._record_call(func, args, kwargs)
         self.valued += 1
-        expected = self.expected(func, *args, **kwargs)
+        k = expected_values.key(self.reference, func, args, kwargs)
+        expected = self._expected(k, func, args, kwargs)
         self.size = max(self.size, input_stats((expected,), {})[0])
         actual = getattr(self.learner, func)(*args, **kwargs)
         if timed:
-            self._time_warm(func, args, kwargs)
+            self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs))
         return actual
 
-    def _time_warm(self, func: str, args: tuple, kwargs: dict) -> None:
-        """Best of two runs on each side, so that first-call warm-up is not counted."""
+    def _time_warm(self, func: str, args: tuple, kwargs: dict, k: str | None) -> None:
+        """Best of two runs of the reference (measured once per process and input), and the
+        learner's call; a learner call slower than twice the reference is run once more, so
+        that first-call warm-up is not counted against it."""
+        def measure() -> float:
+            runs = []
+            for _ in range(2):
+                started = time.perf_counter()
+                self._expected(None, func, args, kwargs)
+                runs.append(time.perf_counter() - started)
+            return min(runs)
+
+        ref_s = expected_values.reference_seconds(k, measure)
         learner_s = self.learner.last_call_seconds
-        ref_s = []
-        for _ in range(2):
-            started = time.perf_counter()
-            self.expected(func, *args, _cached=False, **kwargs)
-            ref_s.append(time.perf_counter() - started)
-        try:
-            getattr(self.learner, func)(*args, **kwargs)
-            learner_s = min(learner_s, self.learner.last_call_seconds)
-        except faults.LearnerFault:
-            pass
-        self.note_runtime(func, learner_s, min(ref_s))
+        if learner_s > 2 * ref_s:
+            try:
+                getattr(self.learner, func)(*args, **kwargs)
+                learner_s = min(learner_s, self.learner.last_call_seconds)
+            except faults.LearnerFault:
+                pass
+        self.note_runtime(func, learner_s, ref_s)
 
     def note_runtime(self, func: str, learner_s: float, reference_s: float) -> None:
         ratio = learner_s / max(reference_s, 1e-6)

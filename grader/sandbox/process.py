@@ -92,6 +92,8 @@ class WorkerProcess:
         self.sandbox = isolation.Sandbox(self.device)
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
+        protocol.widen_pipe(self._req_w)
+        protocol.widen_pipe(self._resp_r)
         try:
             spec = self.sandbox.launch(self.workdir, req_r, resp_w)
             self.proc = self._fork(spec, req_r, resp_w) or subprocess.Popen(
