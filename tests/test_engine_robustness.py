@@ -161,3 +161,28 @@ def test_not_submitted_and_results_json_schema(tmp_path):
     html = (tmp_path / "report" / "index.html").read_text()
     assert "9 / 9" in html and "0 / 10" in html and "not submitted" in html
     assert "http://" not in html and "https://" not in html
+
+
+def test_not_submitted_exercises_list_every_test_without_running_their_suites(tmp_path,
+                                                                              monkeypatch):
+    from grader import catalog
+    from grader.engine import runner
+
+    files = {"grid_local_mask": None,
+             "attention_rollout": catalog.get("attention_rollout").solution}
+    first = grade(files, submission="a")
+    suites_run: list[list[str]] = []
+    real = runner._run_suites
+    monkeypatch.setattr(runner, "_run_suites", lambda exercises, *a: (
+        suites_run.append([ex.slug for ex in exercises]), real(exercises, *a))[1])
+    second = grade(files, submission="b")
+    assert suites_run == [["attention_rollout"]]  # grid_local_mask's verdicts were reused
+    for result in (first, second):
+        absent = result.exercises[0]
+        assert absent.status == "not_submitted"
+        assert absent.max_score == catalog.get("grid_local_mask").points
+        assert all(t.status == "failed" and "was not submitted" in t.message
+                   for t in absent.tests)
+        assert result.exercises[1].score == result.exercises[1].max_score
+    assert [t.name for t in first.exercises[0].tests] == \
+        [t.name for t in second.exercises[0].tests]
