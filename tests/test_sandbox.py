@@ -148,3 +148,19 @@ def test_without_a_cgroup_the_grader_watches_memory_and_processes(grade_src, mon
     t = grade_src(SLUG, src).tests[0]
     assert t.status == "crashed", t
     assert why in t.message
+
+
+@pytest.mark.parametrize("argv, servers", [
+    (["grid_local_mask"], ["numpy"]), (["run", "patch_vit", "-q"], ["torch"]),
+    (["list"], []), (["bulk", "class", "--out", "o"], []), ([], []),
+    (["grid_local_mask", "--help"], [])])
+def test_the_grade_command_starts_the_fork_server_its_exercises_need(argv, servers):
+    import subprocess
+    import sys
+
+    code = ("import sys; from grader import launch; from grader.sandbox import forkserver; "
+            "launch.start_fork_server_early(sys.argv[1:]); "
+            "print(sorted(k[1] for k, v in forkserver._SERVERS.items() if v))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == str(servers), out.stderr

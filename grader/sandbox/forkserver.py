@@ -50,13 +50,21 @@ class ForkServer:
         self.sock = ours
         self._buffer = b""
         self.owner = os.getpid()
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        """Wait for ``{"ready": true}`` (numpy, and torch, imported); raise OSError if it
+        never comes."""
+        if self.ready:
+            return
         try:
-            self._answer(self.START_TIMEOUT_S)  # {"ready": true}: numpy (and torch) imported
+            self._answer(self.START_TIMEOUT_S)
         except (OSError, ValueError):
             self.stop()
             raise OSError("the fork server did not start") from None
         finally:
             shutil.rmtree(self.home, ignore_errors=True)  # nothing is read from it any more
+        self.ready = True
 
     def _answer(self, timeout: float) -> dict[str, Any]:
         self.sock.settimeout(timeout)
@@ -113,17 +121,32 @@ class ForkedWorker:
 _SERVERS: dict[tuple[int, str], ForkServer | None] = {}
 
 
-def get(preload: str) -> ForkServer | None:
-    """This process's fork server for ``preload``, started on first use; None when off."""
+def start(preload: str) -> None:
+    """Start this process's server for ``preload`` without waiting for it (it imports numpy
+    or torch while the grader imports its own modules); ``get`` waits."""
     if os.environ.get("GRADER_FORKSERVER", "1") == "0":
-        return None
+        return
     key = (os.getpid(), preload)  # a forked process (a bulk pool worker) starts its own
     if key not in _SERVERS:
         try:
             _SERVERS[key] = ForkServer(preload)
         except OSError:
             _SERVERS[key] = None
-    return _SERVERS[key]
+
+
+def get(preload: str) -> ForkServer | None:
+    """This process's fork server for ``preload``, started on first use; None when off."""
+    if os.environ.get("GRADER_FORKSERVER", "1") == "0":
+        return None
+    start(preload)
+    key = (os.getpid(), preload)
+    server = _SERVERS[key]
+    if server is not None:
+        try:
+            server.wait_ready()
+        except OSError:
+            server = _SERVERS[key] = None
+    return server
 
 
 def drop(server: ForkServer) -> None:
