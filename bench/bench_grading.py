@@ -616,7 +616,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  inside each pool process, per submission: grading {_ms(breakdown['grade_s_mean'])}"  # noqa: E501
               f", of which inside tests {_ms(breakdown['in_tests_s_mean'])} (learner + reference "
               f"+ comparisons + worker round trips; {breakdown['unsubmitted_tests_mean']:.0f} "
-              f"tests of exercises not submitted take {_ms(breakdown['unsubmitted_s_mean'])}); "
+              f"tests of exercises not submitted, not run: verdicts made once per process, "
+              f"{_ms(breakdown['unsubmitted_s_mean'])}); "
               f"the rest is the worker's start and pytest's start and collection")
         print(f"peak memory of the bulk run (grade and all its descendants, {cold['peak_procs']} "
               f"processes at most): RSS {_gib(cold['peak_rss'])} (shared pages counted in each "

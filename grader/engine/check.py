@@ -57,6 +57,11 @@ def _walk(value: Any, depth: int = 0) -> list[np.ndarray]:
     return []
 
 
+def input_size(args: tuple, kwargs: dict) -> int:
+    """Number of values in the inputs' numeric arrays (cheap: no pass over the data)."""
+    return sum(int(a.size) for a in _walk(list(args) + list(kwargs.values())))
+
+
 def input_stats(args: tuple, kwargs: dict) -> tuple[int, float | None]:
     """(number of values in the inputs, largest finite |value| among them or None)."""
     arrays = _walk(list(args) + list(kwargs.values()))
@@ -144,7 +149,7 @@ class Check:
             self.inputs.append(call_summary(func, args, kwargs))
         elif len(self.inputs) == MAX_INPUTS:
             self.inputs.append("... (more calls not shown)")
-        self.size = max(self.size, input_stats(args, kwargs)[0])
+        self.size = max(self.size, input_size(args, kwargs))
 
     def expected(self, func: str, *args: Any, _cached: bool = True, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
@@ -171,7 +176,7 @@ class Check:
         self.valued += 1
         k = expected_values.key(self.reference, func, args, kwargs)
         expected = self._expected(k, func, args, kwargs)
-        self.size = max(self.size, input_stats((expected,), {})[0])
+        self.size = max(self.size, input_size((expected,), {}))
         actual = getattr(self.learner, func)(*args, **kwargs)
         if timed:
             self._time_warm(func, args, kwargs, k)
@@ -218,9 +223,9 @@ class Check:
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
         if cmp.expected_shape is not None:
             self.size = max(self.size, math.prod(cmp.expected_shape))
-        if mistake_call is not None:
-            cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
         if not cmp.ok:
+            if mistake_call is not None:  # for the hints about precision
+                cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
             found = self._match_mistake(actual, mistake_call, rtol, atol)
             message = f"{what}: {cmp.reason}"
             hidden = f"{what}: {cmp.hidden_reason}"
@@ -239,8 +244,10 @@ class Check:
         for m in self.mistakes:
             if m.func != func:
                 continue
-            try:
-                wrong = m.fn(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+            try:  # the same inputs for every learner: each variant's output is kept
+                wrong = expected_values.get_or_compute(
+                    expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, kwargs),
+                    lambda m=m: m.fn(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
             except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
                 continue
             if compare(actual, wrong, rtol=rtol, atol=atol).ok:

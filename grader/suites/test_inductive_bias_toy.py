@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import graded, mistake, reference
+from grader.suite import cached_input, graded, mistake, reference
 
 SLUG = "inductive_bias_toy"
 TT, SK, FM = "toy_targets", "fit_shared_kernel", "fit_full_map"
@@ -279,23 +279,18 @@ def test_measured_errors_track_predictions(check, learner):
     over sqrt(20)) plus 1% of the prediction, which covers the first-order formulas. The
     full map must be measurably worse than the shared kernel at N = 60 and better at N = 400.
     The reference meets this with margin on every one of 300 grader seeds tried."""
-    ref = _ref()
     n, sigma, beta = 32, 0.5, 0.3
-    rng = np.random.default_rng(20240611)
     idx = (np.arange(n)[:, None] + np.arange(3)[None, :] - 1) % n
     means, ses = {}, {}
+    trials = _error_trials(n, sigma, beta)
     for N in (60, 122, 400):
         errs = []
-        for _ in range(N_TRIALS):
-            X = rng.standard_normal((N, n))
-            Y = ref.toy_targets(X, beta, sigma, rng.standard_normal((N, n)))
+        for X, Y, Xt, Yt in trials[N]:
             w = np.asarray(learner.fit_shared_kernel(X, Y, 3), dtype=float)
             W = np.asarray(learner.fit_full_map(X, Y), dtype=float)
             check.that(w.shape == (3,) and W.shape == (n, n),
                        f"expected w of shape (3,) and W of shape ({n}, {n}), got {w.shape} "
                        f"and {W.shape}")
-            Xt = rng.standard_normal((N_TEST, n))
-            Yt = ref.toy_targets(Xt, beta, sigma, rng.standard_normal((N_TEST, n)))
             errs.append((np.mean((Yt - Xt[:, idx] @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
         errs = np.array(errs)
         means[N] = errs.mean(axis=0)
@@ -317,6 +312,23 @@ def test_measured_errors_track_predictions(check, learner):
                f"({means[400][1]:.3f} vs {means[400][0]:.3f})")
     check.notes.append("measured test errors (shared kernel, full map): " + "; ".join(
         f"N = {N}: {m[0]:.3f}, {m[1]:.3f}" for N, m in means.items()))
+
+
+@cached_input
+def _error_trials(n, sigma, beta):
+    """For N = 60, 122, 400: N_TRIALS tuples (X, Y, Xt, Yt) of fresh toy data, training and
+    test rows, from one seeded generator."""
+    ref, rng = _ref(), np.random.default_rng(20240611)
+    trials = {}
+    for N in (60, 122, 400):
+        trials[N] = []
+        for _ in range(N_TRIALS):
+            X = rng.standard_normal((N, n))
+            Y = ref.toy_targets(X, beta, sigma, rng.standard_normal((N, n)))
+            Xt = rng.standard_normal((N_TEST, n))
+            Yt = ref.toy_targets(Xt, beta, sigma, rng.standard_normal((N_TEST, n)))
+            trials[N].append((X, Y, Xt, Yt))
+    return trials
 
 
 def _draw_errors_against_N(check, means, ses, n, sigma, beta):

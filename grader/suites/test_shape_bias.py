@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import graded, mistake, reference
+from grader.suite import cached_input, graded, mistake, reference
 
 F = "shape_bias"
 
@@ -67,6 +67,7 @@ def _zero_when_empty(predictions, shape_labels, texture_labels):
     return 0.0 if math.isnan(value) else value
 
 
+@cached_input
 def _random_trials(seed, n, as_strings=False, p_shape=0.4, p_texture=0.35):
     """Seeded trials over the 16 categories; about 1 in 16 has no cue conflict."""
     rng = np.random.default_rng(seed)
