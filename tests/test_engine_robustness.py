@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import by_name
 
 from grader.engine.runner import grade
@@ -186,3 +188,38 @@ def test_not_submitted_exercises_list_every_test_without_running_their_suites(tm
         assert result.exercises[1].score == result.exercises[1].max_score
     assert [t.name for t in first.exercises[0].tests] == \
         [t.name for t in second.exercises[0].tests]
+
+
+def test_a_worker_that_stops_reading_cannot_block_the_grader(tmp_path):
+    """A learner thread that freezes its own process between calls: the next request is
+    larger than the pipe holds, so only a deadline on the write ends it."""
+    import signal
+    import time
+
+    import numpy as np
+
+    from grader.sandbox import faults
+    from grader.sandbox.process import WorkerProcess
+
+    src = tmp_path / "grid_local_mask.py"
+    src.write_text("import os, signal, threading, time\n\n"
+                   "def grid_local_mask(x=None):\n"
+                   "    threading.Thread(target=lambda: (time.sleep(0.3), "
+                   "os.kill(os.getpid(), signal.SIGSTOP)), daemon=True).start()\n"
+                   "    return 1\n")
+    previous = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(
+        AssertionError("the grader blocked writing to a frozen worker")))
+    signal.alarm(60)
+    try:
+        with WorkerProcess({"grid_local_mask": src}) as worker:
+            assert worker.request("call", module="grid_local_mask",
+                                  func="grid_local_mask").value == 1
+            time.sleep(1.0)
+            started = time.monotonic()
+            with pytest.raises(faults.TimedOut):
+                worker.request("call", module="grid_local_mask", func="grid_local_mask",
+                               args=(np.zeros(8 * 2**20),), timeout=2.0)
+            assert time.monotonic() - started < 10
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -94,6 +94,7 @@ class WorkerProcess:
         self._resp_r, resp_w = os.pipe()
         protocol.widen_pipe(self._req_w)
         protocol.widen_pipe(self._resp_r)
+        os.set_blocking(self._req_w, False)  # requests are written against the call's deadline
         try:
             spec = self.sandbox.launch(self.workdir, req_r, resp_w)
             self.proc = self._fork(spec, req_r, resp_w) or subprocess.Popen(
@@ -189,7 +190,7 @@ class WorkerProcess:
             raise faults.TimedOut(self.budget_s, message=self._budget_message())
         deadline = time.monotonic() + min(timeout, left)
         try:
-            protocol.write_frame(self._req_w, frame)
+            protocol.write_frame(self._req_w, frame, deadline)
             head, blobs = protocol.read_frame(self._resp_r, deadline)
         except protocol.ReadTimeout:
             self.stop()

@@ -263,10 +263,22 @@ def widen_pipe(fd: int, size: int = 1 << 20) -> None:
         pass
 
 
-def write_frame(fd: int, frame: bytes) -> None:
+def write_frame(fd: int, frame: bytes, deadline: float | None = None) -> None:
+    """Write one frame. With a ``deadline`` (the grader's side, on a non-blocking pipe) a
+    peer that stops reading cannot hold the writer: ``ReadTimeout`` is raised instead."""
     view = memoryview(frame)
     while view:
-        written = os.write(fd, view)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ReadTimeout("deadline passed")
+            _, ready, _ = select.select([], [fd], [], left)
+            if not ready:
+                raise ReadTimeout("deadline passed")
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            continue
         view = view[written:]
 
 
