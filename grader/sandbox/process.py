@@ -146,6 +146,7 @@ class WorkerProcess:
         """Kill the worker's whole process tree and remove its work directory."""
         if self._watch is not None:
             self._watch.stop()
+            self._watch.join(timeout=2)  # done with the pid before it is reaped (and reusable)
         if self.proc is not None:
             if self.sandbox is not None:
                 self.sandbox.kill_all(self.proc.pid)
