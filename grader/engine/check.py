@@ -151,14 +151,14 @@ class Check:
             self.inputs.append("... (more calls not shown)")
         self.size = max(self.size, input_size(args, kwargs))
 
-    def expected(self, func: str, *args: Any, _cached: bool = True, **kwargs: Any) -> Any:
+    def expected(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
 
         Results are remembered (``expected.py``: in memory, and on disk when the run sets a
         folder), keyed by the reference, the function and the encoded arguments: a batch
         computes each expected value once.
         """
-        k = expected_values.key(self.reference, func, args, kwargs) if _cached else None
+        k = expected_values.key(self.reference, func, args, kwargs)
         return self._expected(k, func, args, kwargs)
 
     def _expected(self, k: str | None, func: str, args: tuple, kwargs: dict) -> Any:

@@ -322,19 +322,12 @@ class Sandbox:
     def kill_all(self, leader_pid: int | None) -> None:
         """Kill every process the worker started, including ones that left its session."""
         if leader_pid is not None:
-            try:
-                os.killpg(leader_pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            signal_group(leader_pid, signal.SIGKILL)
         for attempt in range(60):
             pids = self._tree_pids()
             if not pids:
                 return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            signal_all(pids, signal.SIGKILL)
             _reap(pids)
             time.sleep(min(0.01, 0.0005 * 2 ** attempt))  # most trees are gone within 1 ms
 
@@ -361,6 +354,23 @@ class Sandbox:
                 except OSError:
                     time.sleep(0.01)
         self.cgroups = []
+
+
+def signal_all(pids: set[int], signum: int) -> None:
+    """Send ``signum`` to each of ``pids``; one that is gone already is skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to the process group ``pgid``, if it still exists."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _reap(pids: set[int]) -> None:

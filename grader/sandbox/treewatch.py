@@ -15,6 +15,8 @@ import signal
 import threading
 from pathlib import Path
 
+from .isolation import signal_all, signal_group
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
 INTERVAL_S = 0.05
 
@@ -47,21 +49,6 @@ def memory_bytes(pids: list[int]) -> int:
     return total
 
 
-def _signal(pids: set[int], signum: int) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class TreeWatch(threading.Thread):
     """Kills the tree of ``pid`` once it holds more than ``max_procs`` processes or its memory
     grows more than ``max_growth`` bytes over the start.
@@ -91,16 +78,16 @@ class TreeWatch(threading.Thread):
     def _kill(self) -> None:
         """Stop the whole tree first (a stopped process cannot fork, and its children stay
         findable under it), then kill it: none is orphaned out of reach holding the pipe."""
-        _signal_group(self.pid, signal.SIGSTOP)  # the worker leads its own process group
+        signal_group(self.pid, signal.SIGSTOP)  # the worker leads its own process group
         stopped: set[int] = set()
         for _ in range(100):
             new = set(tree_pids(self.pid)) - stopped
             if not new:
                 break
-            _signal(new, signal.SIGSTOP)
+            signal_all(new, signal.SIGSTOP)
             stopped |= new
-        _signal(stopped, signal.SIGKILL)
-        _signal_group(self.pid, signal.SIGKILL)
+        signal_all(stopped, signal.SIGKILL)
+        signal_group(self.pid, signal.SIGKILL)
 
     def stop(self) -> None:
         self._halt.set()

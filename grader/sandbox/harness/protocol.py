@@ -263,18 +263,23 @@ def widen_pipe(fd: int, size: int = 1 << 20) -> None:
         pass
 
 
+def _wait(fd: int, deadline: float, write: bool = False) -> None:
+    """Until ``fd`` is readable (or writable); ``ReadTimeout`` once ``deadline`` passes."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise ReadTimeout("deadline passed")
+    readable, writable, _ = select.select([] if write else [fd], [fd] if write else [], [], left)
+    if not (writable if write else readable):
+        raise ReadTimeout("deadline passed")
+
+
 def write_frame(fd: int, frame: bytes, deadline: float | None = None) -> None:
     """Write one frame. With a ``deadline`` (the grader's side, on a non-blocking pipe) a
     peer that stops reading cannot hold the writer: ``ReadTimeout`` is raised instead."""
     view = memoryview(frame)
     while view:
         if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ReadTimeout("deadline passed")
-            _, ready, _ = select.select([], [fd], [], left)
-            if not ready:
-                raise ReadTimeout("deadline passed")
+            _wait(fd, deadline, write=True)
         try:
             written = os.write(fd, view)
         except BlockingIOError:
@@ -287,12 +292,7 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
     view, got = memoryview(buf), 0
     while got < n:
         if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ReadTimeout("deadline passed")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise ReadTimeout("deadline passed")
+            _wait(fd, deadline)
         count = os.readv(fd, [view[got:got + (1 << 20)]])
         if not count:
             raise PeerClosed("channel closed")
