@@ -173,9 +173,9 @@ def test_not_submitted_exercises_list_every_test_without_running_their_suites(tm
              "attention_rollout": catalog.get("attention_rollout").solution}
     first = grade(files, submission="a")
     suites_run: list[list[str]] = []
-    real = runner._run_suites
-    monkeypatch.setattr(runner, "_run_suites", lambda exercises, *a: (
-        suites_run.append([ex.slug for ex in exercises]), real(exercises, *a))[1])
+    real = runner._run_items
+    monkeypatch.setattr(runner, "_run_items", lambda items: (
+        suites_run.append(sorted({runner.slug_of(item) for item in items})), real(items))[1])
     second = grade(files, submission="b")
     assert suites_run == [["attention_rollout"]]  # grid_local_mask's verdicts were reused
     for result in (first, second):

@@ -14,8 +14,10 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from multiprocessing import connection as mp_connection
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -53,30 +55,56 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get(CACHE_KEY) == key else None
 
 
-def grade_one(sub_id: str, files: dict[str, str | None], device: str, out: str,
-              key: str, budget_s: float) -> dict[str, Any]:
-    """Grade one submission and write its report folder (runs in a pool process)."""
-    from grader.engine.runner import grade
+def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> None:
     from grader.report.html import write_report
 
     from .exports import write_gradescope_json
 
-    result = grade({s: Path(p) if p else None for s, p in files.items()}, submission=sub_id,
-                   device=device, budget_s=budget_s)
-    folder = Path(out) / sub_id
-    data = {**result.to_dict(), CACHE_KEY: key}
     folder.mkdir(parents=True, exist_ok=True)
     write_gradescope_json(folder / "gradescope.json", data)
     write_report(result, folder, extra={CACHE_KEY: key})
-    return data
 
 
-def _pool_initializer() -> None:
-    # Ctrl-C is handled by the parent, which stops the pool; the children ignore SIGINT so
-    # that a keypress does not leave half-finished pytest runs printing tracebacks, and die
-    # quietly on SIGTERM (their learner workers die with them: PR_SET_PDEATHSIG).
+def _serve(conn: Connection, exercises: list[str], device: str, out: str,
+           budget_s: float) -> None:
+    """A pool process: one pytest session (suites collected once) grades each submission
+    it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
+    ``None`` ends it."""
+    from grader.engine.results import SubmissionResult
+    from grader.engine.runner import Job, grade_each
+
+    # Ctrl-C is handled by the parent, which stops the pool; a pool process ignores SIGINT so
+    # that a keypress does not leave half-finished pytest runs printing tracebacks, and dies
+    # quietly on SIGTERM (its learner workers die with it: PR_SET_PDEATHSIG).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    keys: dict[str, str] = {}
+
+    def jobs() -> Iterator[Job]:
+        while (msg := conn.recv()) is not None:
+            sub_id, files, keys[sub_id] = msg
+            yield Job({s: Path(p) if p else None for s, p in files.items()}, sub_id, device,
+                      budget_s)
+
+    def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
+        sub_id, key = job.submission, keys.pop(job.submission)
+        if isinstance(outcome, Exception):
+            conn.send((sub_id, None, f"{type(outcome).__name__}: {outcome}"))
+            return
+        data = {**outcome.to_dict(), CACHE_KEY: key}
+        try:
+            _write_folder(data, outcome, Path(out) / sub_id, key)
+        except Exception as exc:  # noqa: BLE001 - the report could not be written
+            conn.send((sub_id, None, f"{type(exc).__name__}: {exc}"))
+            return
+        conn.send((sub_id, data, None))
+
+    waiting = jobs()
+    try:
+        grade_each(exercises, waiting, deliver)
+    except RuntimeError as exc:  # the suites cannot run: every submission says so
+        for job in waiting:
+            deliver(job, exc)
 
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
@@ -97,13 +125,14 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         else:
             todo.append((sub, key))
 
-    def args(sub: Submission, key: str) -> tuple:
+    def job(sub: Submission, key: str) -> tuple:
         files = {s: (str(sub.files[s]) if s in sub.files else None) for s in exercises}
-        return sub.id, files, device, str(out), key, budget_s
+        return sub.id, files, key
 
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        for sub_id, data, error in _run_pool(todo, args, workers):
+        pool = _Pool(min(workers, len(todo)), (exercises, device, str(out), budget_s))
+        for sub_id, data, error in pool.run([job(sub, key) for sub, key in todo]):
             if error is not None:
                 outcome.failures.append((sub_id, error))
             else:
@@ -127,40 +156,80 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _run_pool(todo: list[tuple[Submission, str]], args: Callable[..., tuple],
-              workers: int) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
-    if not todo:
-        return
-    ctx = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))), mp_context=ctx,
-                               initializer=_pool_initializer)
-    pending: dict[Future[dict[str, Any]], str] = {}
-    queue = list(reversed(todo))
-    finished = False
-    try:
-        while queue or pending:
-            while queue and len(pending) < 2 * workers:  # a short queue: quick to cancel
-                sub, key = queue.pop()
-                pending[pool.submit(grade_one, *args(sub, key))] = sub.id
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                sub_id = pending.pop(fut)
-                try:
-                    yield sub_id, fut.result(), None
-                except Exception as exc:  # noqa: BLE001 - grading itself failed: ungradable
-                    yield sub_id, None, f"{type(exc).__name__}: {exc}"
-        finished = True
-    finally:
-        if not finished:
-            _kill_pool(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
+class _Pool:
+    """``size`` pool processes (forked, each running ``_serve``), one submission in flight
+    each; a process that dies is replaced and its submission reported as failed."""
 
+    def __init__(self, size: int, settings: tuple) -> None:
+        self.size, self.settings = max(1, size), settings
+        self._ctx = multiprocessing.get_context("fork")
+        self._procs: dict[Connection, tuple[BaseProcess, str | None]] = {}
 
-def _kill_pool(pool: ProcessPoolExecutor) -> None:
-    """Interrupted: end the pool's processes now (their learner workers die with them)."""
-    for proc in list(getattr(pool, "_processes", {}).values()):
-        if proc.is_alive():
+    def _spawn(self) -> Connection:
+        mine, theirs = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(theirs, *self.settings))
+        proc.start()
+        theirs.close()
+        self._procs[mine] = (proc, None)
+        return mine
+
+    def run(self, jobs: list[tuple]) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, results, error)`` as they end."""
+        queue = list(reversed(jobs))
+        try:
+            for _ in range(min(self.size, len(jobs))):
+                self._spawn()
+            while queue or any(sub for _, sub in self._procs.values()):
+                for conn, (proc, sub) in list(self._procs.items()):
+                    if sub is None and queue:
+                        job = queue.pop()
+                        try:
+                            conn.send(job)
+                        except OSError:  # it died idle: another takes the submission
+                            self._replace(conn)
+                            queue.append(job)
+                            continue
+                        self._procs[conn] = (proc, job[0])
+                sentinels = {proc.sentinel: conn for conn, (proc, sub) in self._procs.items()
+                             if sub is not None}
+                for ready in mp_connection.wait([*sentinels.values(), *sentinels]):
+                    conn = sentinels.get(ready, ready)
+                    if conn not in self._procs or self._procs[conn][1] is None:
+                        continue  # its answer was read already
+                    yield self._answer(conn)
+        finally:
+            self._stop()
+
+    def _answer(self, conn: Connection) -> tuple[str, dict[str, Any] | None, str | None]:
+        proc, sub = self._procs[conn]
+        try:
+            answer = conn.recv()
+            self._procs[conn] = (proc, None)
+            return answer
+        except (EOFError, OSError):  # the pool process died with this submission
+            self._replace(conn)
+            return sub, None, f"the grading process died (exit code {proc.exitcode})"
+
+    def _replace(self, conn: Connection) -> None:
+        proc, _ = self._procs.pop(conn)
+        proc.join()
+        conn.close()
+        self._spawn()
+
+    def _stop(self) -> None:
+        """Ask each idle process to end; end the busy ones (interrupted) now."""
+        for conn, (proc, sub) in self._procs.items():
             try:
-                os.kill(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
+                if sub is None:
+                    conn.send(None)
+                elif proc.is_alive():
+                    os.kill(proc.pid, signal.SIGTERM)  # its learner workers die with it
+            except (OSError, ProcessLookupError):
                 pass
+        for conn, (proc, _) in self._procs.items():
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+            conn.close()
+        self._procs.clear()

@@ -45,8 +45,14 @@ def slug_of(item: pytest.Item) -> str:
 
 
 class GradingPlugin:
-    def __init__(self, worker: WorkerProcess, *, device: str, submitted: set[str],
-                 on_result: Callable[[str, TestResult], None] | None = None) -> None:
+    """Lives as long as its pytest session; ``begin`` points it at the next submission."""
+
+    def __init__(self) -> None:
+        self.begin(WorkerProcess({}), device="cpu", submitted=set())
+
+    def begin(self, worker: WorkerProcess, *, device: str, submitted: set[str],
+              on_result: Callable[[str, TestResult], None] | None = None) -> None:
+        """Forget the last submission: the next tests run against ``worker``."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.on_result = on_result
         self.results: dict[str, list[TestResult]] = {}

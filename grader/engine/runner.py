@@ -1,10 +1,16 @@
-"""Grade one submission: run the hidden suites in this process against a learner worker."""
+"""Grade submissions: the hidden suites run in this process against a learner worker.
+
+The suites are collected once per process: ``grade_each`` runs one pytest session whose test
+loop grades job after job (a job is one submission), so pytest's start, the suites' import and
+collection are paid once, not once per submission. ``grade`` is a session of one job.
+"""
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,18 +20,28 @@ from grader.catalog import Exercise
 from grader.sandbox import isolation
 from grader.sandbox.process import WorkerProcess
 
-from .plugin import GradingPlugin
+from . import verdict
+from .plugin import GradingPlugin, slug_of
 from .results import ExerciseResult, SubmissionResult, TestResult
 
 OnTest = Callable[[str, TestResult], None]
 
 
-def _exercise_status(tests: list[TestResult], submitted: bool, import_error: bool) -> str:
-    if not submitted:
-        return "not_submitted"
-    if import_error:
-        return "error"
-    return "passed" if tests and all(t.passed for t in tests) else "failed"
+@dataclass
+class Job:
+    """One submission to grade: ``files`` maps slug -> learner file, ``None`` if not submitted.
+
+    ``budget_s`` bounds the wall-clock time of all the learner's calls together."""
+
+    files: dict[str, Path | None]
+    submission: str
+    device: str = "cpu"
+    budget_s: float = 900.0
+    on_test: OnTest | None = None
+
+
+# What a job came to: its result, or the exception that made it ungradable.
+Deliver = Callable[[Job, SubmissionResult | Exception], None]
 
 
 def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
@@ -34,69 +50,140 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
 
     Learner code runs only in the worker process; this process runs the hidden suites, the
     references and every comparison. Raises ``isolation.SandboxError`` when the sandbox cannot
-    be started: the submission is then ungradable, not wrong. ``budget_s`` bounds the
-    wall-clock time of all the learner's calls together. Only the submitted exercises' suites
-    run; the others' verdicts ("not submitted") are the same for everyone, made once.
+    be started: the submission is then ungradable, not wrong.
     """
-    exercises: list[Exercise] = [catalog.get(slug) for slug in files]
-    present = {slug: p for slug, p in files.items() if p is not None and p.is_file()}
-    started = time.perf_counter()
-    preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
-        else "numpy"  # numpy-only submissions never pay for importing torch
-    with WorkerProcess(present, device=device, budget_s=budget_s, preload=preload) as worker:
-        if present:
-            worker.start()  # a sandbox that cannot start makes the submission ungradable
-        plugin = _run_suites([ex for ex in exercises if ex.slug in present], worker, device,
-                             set(present), on_test)
-    absent = _not_submitted_results([ex for ex in exercises if ex.slug not in present], device)
-    for slug, tests in absent.items() if on_test is not None else ():
-        for test in tests:
-            on_test(slug, test)
-    result = SubmissionResult(submission=submission, device=device,
-                              isolation=isolation.probe().summary())
-    for ex in exercises:
-        tests = plugin.results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
-        fault = plugin.import_faults.get(ex.slug)
-        result.exercises.append(ExerciseResult(
-            exercise=ex.slug, title=ex.title, tests=tests,
-            status=_exercise_status(tests, ex.slug in present, fault is not None),
-            message=fault.message if fault is not None else
-            ("" if ex.slug in present else "not submitted")))
-    result.duration_s = time.perf_counter() - started
-    return result
+    outcomes: list[SubmissionResult | Exception] = []
+    grade_each(list(files), [Job(files, submission, device, budget_s, on_test)],
+               lambda job, outcome: outcomes.append(outcome))
+    if isinstance(outcomes[0], Exception):
+        raise outcomes[0]
+    return outcomes[0]
 
 
-def _run_suites(exercises: list[Exercise], worker: WorkerProcess, device: str,
-                submitted: set[str], on_test: OnTest | None) -> GradingPlugin:
-    """Run the hidden suites of ``exercises`` with pytest, in this process."""
-    plugin = GradingPlugin(worker, device=device, submitted=submitted, on_result=on_test)
-    if not exercises:
-        return plugin
-    args = [str(ex.suite) for ex in exercises] + [
+def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
+    """Collect the suites of ``slugs`` once, then grade each job of ``jobs`` (which may only
+    name these exercises) and hand ``deliver`` its outcome, in order, as soon as it is known.
+
+    Raises ``RuntimeError`` when the suites cannot run at all (jobs not yet taken stay
+    untaken); ``KeyboardInterrupt`` passes through.
+    """
+    driver = _SessionDriver(jobs, deliver)
+    if not slugs:  # no suite to run: no session either
+        driver.loop()
+        return
+    args = [str(catalog.get(slug).suite) for slug in slugs] + [
         "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(catalog.SUITES_DIR),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
         "-p", "no:unraisableexception", "-p", "no:logging",
         "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    code = pytest.main(args, plugins=[plugin])
-    if plugin.sandbox_error is not None:
-        raise plugin.sandbox_error
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+    code = pytest.main(args, plugins=[driver, driver.plugin])
+    if driver.interrupted:
+        raise KeyboardInterrupt
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
+                    pytest.ExitCode.NO_TESTS_COLLECTED) or not driver.looped:
         raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
-    return plugin
+
+
+class _SessionDriver:
+    """pytest's test loop, replaced: each job runs the collected items of its exercises."""
+
+    def __init__(self, jobs: Iterable[Job], deliver: Deliver) -> None:
+        self.jobs, self.deliver = jobs, deliver
+        self.plugin = GradingPlugin()
+        self.looped = self.interrupted = False
+        self._items: dict[str, list[pytest.Item]] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        if session.testsfailed:  # a suite failed to collect: nothing can be graded
+            raise session.Interrupted(f"{session.testsfailed} errors during collection")
+        self.looped = True
+        for item in session.items:
+            self._items.setdefault(slug_of(item), []).append(item)
+        self.loop()
+        return True
+
+    def loop(self) -> None:
+        try:
+            for job in self.jobs:
+                try:
+                    outcome: SubmissionResult | Exception = self._grade(job)
+                except Exception as exc:  # noqa: BLE001 - ungradable: the caller says why
+                    outcome = exc
+                self.deliver(job, outcome)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            raise
+
+    def _run(self, slugs: list[str], worker: WorkerProcess, job: Job,
+             submitted: set[str], on_test: OnTest | None) -> None:
+        items = [item for slug in slugs for item in self._items.get(slug, [])]
+        self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test)
+        if items:
+            verdict.forget_sizes(items[0].config)
+        _run_items(items)
+
+    def _grade(self, job: Job) -> SubmissionResult:
+        exercises: list[Exercise] = [catalog.get(slug) for slug in job.files]
+        present = {slug: p for slug, p in job.files.items() if p is not None and p.is_file()}
+        started = time.perf_counter()
+        preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
+            else "numpy"  # numpy-only submissions never pay for importing torch
+        with WorkerProcess(present, device=job.device, budget_s=job.budget_s,
+                           preload=preload) as worker:
+            if present:
+                worker.start()  # a sandbox that cannot start makes the submission ungradable
+            self._run([ex.slug for ex in exercises if ex.slug in present], worker, job,
+                      set(present), job.on_test)
+            if self.plugin.sandbox_error is not None:
+                raise self.plugin.sandbox_error
+        plugin = self.plugin
+        results, import_faults = plugin.results, plugin.import_faults
+        absent = self._not_submitted([ex for ex in exercises if ex.slug not in present], job)
+        for slug, tests in absent.items() if job.on_test is not None else ():
+            for test in tests:
+                job.on_test(slug, test)
+        result = SubmissionResult(submission=job.submission, device=job.device,
+                                  isolation=isolation.probe().summary())
+        for ex in exercises:
+            tests = results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
+            fault = import_faults.get(ex.slug)
+            result.exercises.append(ExerciseResult(
+                exercise=ex.slug, title=ex.title, tests=tests,
+                status=_exercise_status(tests, ex.slug in present, fault is not None),
+                message=fault.message if fault is not None else
+                ("" if ex.slug in present else "not submitted")))
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def _not_submitted(self, exercises: list[Exercise], job: Job) -> dict[str, list[TestResult]]:
+        """Each test of ``exercises`` as it stands when the exercise was not submitted: the
+        items run once per process with no learner file, the verdicts are copied after that."""
+        missing = [ex.slug for ex in exercises if (ex.slug, job.device) not in _NOT_SUBMITTED]
+        if missing:
+            with WorkerProcess({}, device=job.device) as nobody:
+                self._run(missing, nobody, job, set(), None)
+            for slug in missing:
+                _NOT_SUBMITTED[slug, job.device] = self.plugin.results.get(slug, [])
+                for test in _NOT_SUBMITTED[slug, job.device]:
+                    test.duration_s = 0.0  # nothing ran for any submission
+        return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, job.device])
+                for ex in exercises}
 
 
 _NOT_SUBMITTED: dict[tuple[str, str], list[TestResult]] = {}
 
 
-def _not_submitted_results(exercises: list[Exercise], device: str) -> dict[str, list[TestResult]]:
-    """Each test of ``exercises`` as it stands when the exercise was not submitted: the suites
-    run once per process with no learner file, the verdicts are copied after that."""
-    missing = [ex for ex in exercises if (ex.slug, device) not in _NOT_SUBMITTED]
-    if missing:
-        with WorkerProcess({}, device=device) as nobody:
-            plugin = _run_suites(missing, nobody, device, set(), None)
-        for ex in missing:
-            _NOT_SUBMITTED[ex.slug, device] = plugin.results.get(ex.slug, [])
-            for test in _NOT_SUBMITTED[ex.slug, device]:
-                test.duration_s = 0.0  # nothing ran for any submission
-    return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, device]) for ex in exercises}
+def _run_items(items: list[pytest.Item]) -> None:
+    """pytest's run protocol for ``items``; the last one tears every fixture down."""
+    for i, item in enumerate(items):
+        item.ihook.pytest_runtest_protocol(item=item,
+                                           nextitem=items[i + 1] if i + 1 < len(items) else None)
+
+
+def _exercise_status(tests: list[TestResult], submitted: bool, import_error: bool) -> str:
+    if not submitted:
+        return "not_submitted"
+    if import_error:
+        return "error"
+    return "passed" if tests and all(t.passed for t in tests) else "failed"

@@ -62,6 +62,11 @@ def _values(cmp: Comparison) -> dict[str, str] | None:
     return {"expected": _as_text(cmp.expected_array), "actual": _as_text(cmp.actual_array)}
 
 
+def forget_sizes(config: pytest.Config) -> None:
+    """A new submission: the sizes its earlier tests passed at start empty."""
+    config.stash[_HISTORY] = {}
+
+
 def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
     if check is None or not check.valued:
         return hints.SizeContext()
