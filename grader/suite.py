@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from grader.engine import rules
@@ -110,14 +111,38 @@ def source_rule(points: float, hint: str, *, statement: str, forbid: tuple[str, 
 
 def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
     """A deterministic input builder (same arguments, same value) run once per process per
-    arguments; callers get deep copies, so a test that changes its input changes no other."""
-    memo = functools.lru_cache(maxsize=16)(build)
+    arguments. Its arrays are shared by every caller and read-only (a test that changes one
+    copies it first; their hashes are then computed once too); lists, tuples and dicts are
+    the caller's own."""
+    memo = functools.lru_cache(maxsize=16)(lambda *a, **k: _read_only(build(*a, **k)))
 
     @functools.wraps(build)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return copy.deepcopy(memo(*args, **kwargs))
+        return _own_containers(memo(*args, **kwargs))
 
     return wrapper
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _read_only(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _read_only(v)
+    return value
+
+
+def _own_containers(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value) in (list, tuple):
+        return type(value)(_own_containers(v) for v in value)
+    if type(value) is dict:
+        return {k: _own_containers(v) for k, v in value.items()}
+    return copy.deepcopy(value)
 
 
 def rules_in(namespace: dict[str, Any]) -> list[rules.Rule]:

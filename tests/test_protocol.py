@@ -111,3 +111,29 @@ def test_oversized_results_are_refused():
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_a_frame_of_many_buffers_crosses_a_small_non_blocking_pipe_whole():
+    """More buffers than one writev takes, and more bytes than the pipe holds: the writer
+    resumes mid-buffer; the arrays' memory is never joined into one copy."""
+    import os
+    import threading
+    import time
+
+    arrays = [np.arange(i, i + 700, dtype=np.float64) for i in range(300)]  # 600+ buffers
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(protocol.read_frame(r, time.monotonic()
+                                                                             + 10)))
+    reader.start()
+    try:
+        frame = protocol.encode_frame({"ok": True}, arrays)
+        assert len(frame) > 512 and sum(memoryview(p).nbytes for p in frame) > 2**20
+        protocol.write_frame(w, frame, time.monotonic() + 10)
+        reader.join(10)
+    finally:
+        os.close(r)
+        os.close(w)
+    out = protocol.decode_value(*got[0])
+    assert len(out) == 300 and all(np.array_equal(a, b) for a, b in zip(out, arrays))

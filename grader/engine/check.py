@@ -9,11 +9,14 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader.sandbox import faults
+from grader.sandbox.harness import recipes
+from grader.sandbox.harness.protocol import Recipe
 
 from . import expected as expected_values
 from . import figures
@@ -31,6 +34,31 @@ def _short(value: Any) -> str:
         return f"<{type(value).__name__} {tuple(shape)} {value.dtype}>"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+_BUILT: dict[str | None, Any] = {}
+
+
+def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn`` (the reference or a known mistake) on copies of ``args``, each ``Recipe`` among
+    them built here, as the worker builds it for the learner (once per process and recipe)."""
+    def here(value: Any) -> Any:
+        if isinstance(value, Recipe):
+            k = expected_values.key(None, "recipe", (value,), {})
+            if k not in _BUILT or k is None:
+                _BUILT[k] = recipes.build(value.name, here(value.params))
+            return _BUILT[k]
+        if type(value) in (list, tuple):
+            return type(value)(here(v) for v in value)
+        if type(value) is dict:
+            return {key: here(v) for key, v in value.items()}
+        return value
+
+    return fn(*here(copy.deepcopy(args)), **here(copy.deepcopy(kwargs)))
+
+
+def _shown(args: tuple, kwargs: dict) -> str:
+    return ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
 
 
 MAX_INPUTS = 12  # call summaries kept per public test
@@ -138,18 +166,23 @@ class Check:
         self.comparisons: list[Comparison] = []
         self.notes: list[str] = []
         self.figures: list[dict[str, Any]] = []
-        self.inputs: list[str] = []      # call summaries (shown for public tests only)
+        self._calls: list[tuple[str, tuple, dict]] = []  # the first calls, for ``inputs``
         self.size = 0                    # the most values in one checked call's inputs/result
         self.checks = 0                  # check.call / check.raises made so far
         self.valued = 0                  # check.call / check.equal made so far
 
     def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
         self.checks += 1
-        if len(self.inputs) < MAX_INPUTS:
-            self.inputs.append(call_summary(func, args, kwargs))
-        elif len(self.inputs) == MAX_INPUTS:
-            self.inputs.append("... (more calls not shown)")
+        if len(self._calls) <= MAX_INPUTS:
+            self._calls.append((func, args, kwargs))
         self.size = max(self.size, input_size(args, kwargs))
+
+    @property
+    def inputs(self) -> list[str]:
+        """Summaries of the calls made so far (shown for public tests only; made when asked
+        for: most tests never show them)."""
+        shown = [call_summary(*call) for call in self._calls[:MAX_INPUTS]]
+        return shown + (["... (more calls not shown)"] if len(self._calls) > MAX_INPUTS else [])
 
     def expected(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
@@ -162,8 +195,8 @@ class Check:
         return self._expected(k, func, args, kwargs)
 
     def _expected(self, k: str | None, func: str, args: tuple, kwargs: dict) -> Any:
-        return expected_values.get_or_compute(k, lambda: getattr(self.reference, func)(
-            *copy.deepcopy(args), **copy.deepcopy(kwargs)))
+        return expected_values.get_or_compute(k, lambda: _run_here(
+            getattr(self.reference, func), args, kwargs))
 
     def call(self, func: str, *args: Any, rtol: float | None = None, atol: float | None = None,
              what: str | None = None, timed: bool = False, **kwargs: Any) -> Any:
@@ -247,7 +280,7 @@ class Check:
             try:  # the same inputs for every learner: each variant's output is kept
                 wrong = expected_values.get_or_compute(
                     expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, kwargs),
-                    lambda m=m: m.fn(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+                    lambda m=m: _run_here(m.fn, args, kwargs))
             except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
                 continue
             if compare(actual, wrong, rtol=rtol, atol=atol).ok:
@@ -256,8 +289,6 @@ class Check:
 
     def raises(self, exc_type: str, func: str, *args: Any, **kwargs: Any) -> None:
         """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``."""
-        shown = ", ".join([_short(a) for a in args] +
-                          [f"{k}={_short(v)}" for k, v in kwargs.items()])
         self._record_call(func, args, kwargs)
         where = f"(check {self.checks} of this test; a hidden test does not show its arguments)"
         try:
@@ -265,11 +296,13 @@ class Check:
         except faults.LearnerRaised as exc:
             if exc.is_a(exc_type):
                 return
+            shown = _shown(args, kwargs)
             raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it raised "
                                f"{exc.message}",
                                hidden_message=f"{func}(...) should raise {exc_type}, but it "
                                f"raised {exc.message} {where}", kind="wrong_exception",
                                exc_type=exc_type) from None
+        shown = _shown(args, kwargs)
         raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it returned normally",
                            hidden_message=f"{func}(...) should raise {exc_type}, but it "
                            f"returned normally {where}", kind="not_raised", exc_type=exc_type)

@@ -183,7 +183,7 @@ class WorkerProcess:
             self.start()
         header = {"op": op, "module": module, "func": func, "handle": handle}
         try:
-            frame = protocol.encode_message(header, [list(args), dict(kwargs or {})])
+            frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})])
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
         left = (self.deadline or float("inf")) - time.monotonic()

@@ -77,7 +77,7 @@ def test_batch_of_images(check):
            "1 again.")
 def test_prefix_weight_is_renormalised(check):
     """Heads that put a lot of weight on the class token: the renormalisation shows."""
-    A = _maps(3, (2, 3, 10, 10))
+    A = _maps(3, (2, 3, 10, 10)).copy()  # cached inputs are read-only
     A[..., 0] += 2.0
     A /= A.sum(axis=-1, keepdims=True)
     check.call(F, A, 3, 3, 16, 1)

@@ -8,7 +8,6 @@ recipe, built in this process.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -47,27 +46,12 @@ def _build(spec: tuple[str, dict[str, Any]]) -> Any:
     return _BUILT[key]
 
 
-def _call(check, learner, func: str, spec: tuple[str, dict[str, Any]], *args: Any,
-          timed: bool = False, **kwargs: Any) -> Any:
-    """``check.call`` for a function whose first argument is an ``f``.
-
-    The learner gets ``Recipe(*spec)`` (built in the worker); the reference and the known
-    mistakes get the same recipe built here.
-    """
-    f = _build(spec)
-    started = time.perf_counter()
-    expected = getattr(_ref(), func)(f, *args, **kwargs)
-    ref_s = time.perf_counter() - started
-    actual = getattr(learner, func)(Recipe(*spec), *args, **kwargs)
-    if timed:  # best of two on each side, so that first-call warm-up is not counted
-        learner_s = learner.last_call_seconds
-        started = time.perf_counter()
-        getattr(_ref(), func)(f, *args, **kwargs)
-        ref_s = min(ref_s, time.perf_counter() - started)
-        getattr(learner, func)(Recipe(*spec), *args, **kwargs)
-        check.note_runtime(func, min(learner_s, learner.last_call_seconds), ref_s)
-    check.equal(actual, expected, what=f"{func}'s result", mistake_call=(func, (f, *args), kwargs))
-    return actual
+def _call(check, func: str, spec: tuple[str, dict[str, Any]], *args: Any, timed: bool = False,
+          **kwargs: Any) -> Any:
+    """``check.call`` for a function whose first argument is an ``f``: the learner gets
+    ``Recipe(*spec)`` (built in the worker); the reference and the known mistakes get the same
+    recipe built here (by ``check``)."""
+    return check.call(func, Recipe(*spec), *args, timed=timed, **kwargs)
 
 
 # -- known mistakes ----------------------------------------------------------------------
@@ -163,21 +147,21 @@ def _column_major(H_p, W_p, dr, dc):
            "happens to its output when the input moves by d pixels?", visibility="public")
 def test_stride1_conv_commutes(check, learner):
     """A circular stride-1 Conv2d, horizontal shift by 5: error 0."""
-    _call(check, learner, F_ERR, CONV1, _image(10), 5)
+    _call(check, F_ERR, CONV1, _image(10), 5)
 
 
 @graded(1, "A stride-2 layer keeps every second output. When the input moves by an even "
            "number of pixels, by how many cells does the output move?")
 def test_stride2_even_shift(check, learner):
     """A circular stride-2 Conv2d, shift by 4 with stride=2: error 0."""
-    _call(check, learner, F_ERR, CONV2, _image(11), 4, stride=2)
+    _call(check, F_ERR, CONV2, _image(11), 4, stride=2)
 
 
 @graded(1, "At an odd shift no output shift fits. The error is relative: divide by "
            "max|f(x)|.")
 def test_stride2_odd_shift(check, learner):
     """A circular stride-2 Conv2d, shift by 3: no output shift works (the seed measured 1.12)."""
-    _call(check, learner, F_ERR, CONV2, _image(11), 3, stride=2)
+    _call(check, F_ERR, CONV2, _image(11), 3, stride=2)
 
 
 @graded(1, "A shift can be a pair (dr, dc), negative entries included: np.roll handles both "
@@ -185,15 +169,15 @@ def test_stride2_odd_shift(check, learner):
 def test_pair_shifts(check, learner):
     """Stride-2 Conv2d: shift (2, -4) commutes, shift (-1, 2) does not."""
     x = _image(12, (3, 12, 20))
-    _call(check, learner, F_ERR, CONV2, x, (2, -4), stride=2)
-    _call(check, learner, F_ERR, CONV2, x, (-1, 2), stride=2)
+    _call(check, F_ERR, CONV2, x, (2, -4), stride=2)
+    _call(check, F_ERR, CONV2, x, (-1, 2), stride=2)
 
 
 @graded(1, "When the stride does not divide the shift, try every output shift (u, v) and keep "
            "the smallest error.")
 def test_patch_embedding_sub_patch_shift(check, learner):
     """Patch embedding (P = 8), shift by 7 pixels with stride=8: the best output shift."""
-    _call(check, learner, F_ERR, PATCH, _image(13), 7, stride=8)
+    _call(check, F_ERR, PATCH, _image(13), 7, stride=8)
 
 
 @graded(1, "A patch embedding is a convolution with kernel = stride = P: a shift by a whole "
@@ -201,9 +185,9 @@ def test_patch_embedding_sub_patch_shift(check, learner):
 def test_patch_embedding_whole_patch_shifts(check, learner):
     """Patch embedding: shifts by 8 and (8, -16) pixels commute; a 2-D sub-patch one does not."""
     x = _image(14)
-    _call(check, learner, F_ERR, PATCH, x, 8, stride=8)
-    _call(check, learner, F_ERR, PATCH, x, (8, -16), stride=8)
-    _call(check, learner, F_ERR, PATCH, x, (4, 12), stride=8)
+    _call(check, F_ERR, PATCH, x, 8, stride=8)
+    _call(check, F_ERR, PATCH, x, (8, -16), stride=8)
+    _call(check, F_ERR, PATCH, x, (4, 12), stride=8)
 
 
 @graded(1, "With an absolute position table the moved content meets different positions: the "
@@ -211,8 +195,8 @@ def test_patch_embedding_whole_patch_shifts(check, learner):
 def test_positions_break_whole_patch_shift(check, learner):
     """Patch embedding + 2 pre-LN encoder layers + a position table: shift 8 no longer commutes."""
     x = _image(15)
-    _call(check, learner, F_ERR, VIT_POS, x, 8, stride=8)
-    _call(check, learner, F_ERR, VIT_POS, x, (8, 0), stride=8)
+    _call(check, F_ERR, VIT_POS, x, 8, stride=8)
+    _call(check, F_ERR, VIT_POS, x, (8, 0), stride=8)
 
 
 @graded(1, "Without positions the encoder is permutation equivariant, so the whole-patch shift "
@@ -220,16 +204,16 @@ def test_positions_break_whole_patch_shift(check, learner):
 def test_transformer_without_positions(check, learner):
     """Patch embedding + 2 pre-LN encoder layers, no positions: shifts 16 and (8, 8)."""
     x = _image(16)
-    _call(check, learner, F_ERR, VIT, x, 16, stride=8)
-    _call(check, learner, F_ERR, VIT, x, (8, 8), stride=8)
+    _call(check, F_ERR, VIT, x, 16, stride=8)
+    _call(check, F_ERR, VIT, x, (8, 8), stride=8)
 
 
 @graded(1, "If f(x) is all zeros, max|f(x)| is 0: the contract says to divide by 1 then, never "
            "by 0.")
 def test_zero_output_denominator(check, learner):
     """f = 0 (all-zero output): the denominator is 1, the error 0 (not NaN)."""
-    _call(check, learner, F_ERR, ZERO, _image(17), 3)
-    _call(check, learner, F_ERR, ZERO, _image(17), (1, 2), stride=2)
+    _call(check, F_ERR, ZERO, _image(17), 3)
+    _call(check, F_ERR, ZERO, _image(17), (1, 2), stride=2)
 
 
 @graded(1, "Validate the arguments and raise ValueError: stride >= 1, x of shape (C, H, W), "
@@ -247,7 +231,7 @@ def test_invalid_arguments_raise(check):
 def test_large_map_all_output_shifts(check, learner):
     """Stride-2 Conv2d on a 48x64 image, shift (1, 3): 768 candidate output shifts (timed)."""
     x = _image(19, (3, 48, 64))
-    _call(check, learner, F_ERR, CONV2, x, (1, 3), stride=2, timed=True)
+    _call(check, F_ERR, CONV2, x, (1, 3), stride=2, timed=True)
 
 
 # -- which_shifts_commute ----------------------------------------------------------------
@@ -256,20 +240,20 @@ def test_large_map_all_output_shifts(check, learner):
         visibility="public")
 def test_which_shifts_stride1_conv(check, learner):
     """A circular stride-1 Conv2d commutes with every shift."""
-    _call(check, learner, F_WHICH, CONV1, _image(20))
+    _call(check, F_WHICH, CONV1, _image(20))
 
 
 @graded(1, "Pass the stride on to equivariance_error: a stride-2 layer commutes at even shifts "
            "only.")
 def test_which_shifts_stride2_conv(check, learner):
     """A circular stride-2 Conv2d: the even shifts."""
-    _call(check, learner, F_WHICH, CONV2, _image(21), stride=2)
+    _call(check, F_WHICH, CONV2, _image(21), stride=2)
 
 
 @graded(1, "The patch embedding's output grid is P times coarser than the image.")
 def test_which_shifts_patch_embedding(check, learner):
     """Patch embedding (P = 8) on a 24-pixel-wide image: 0, 8 and 16."""
-    _call(check, learner, F_WHICH, PATCH, _image(22), stride=8)
+    _call(check, F_WHICH, PATCH, _image(22), stride=8)
 
 
 @graded(1, "A Transformer without positions keeps the patch embedding's whole-patch symmetry; "
@@ -277,8 +261,8 @@ def test_which_shifts_patch_embedding(check, learner):
 def test_which_shifts_transformer(check, learner):
     """Encoder without positions: 0, 8, 16; with an absolute position table: 0 only."""
     x = _image(23)
-    _call(check, learner, F_WHICH, VIT, x, stride=8)
-    _call(check, learner, F_WHICH, VIT_POS, x, stride=8)
+    _call(check, F_WHICH, VIT, x, stride=8)
+    _call(check, F_WHICH, VIT_POS, x, stride=8)
 
 
 # -- patch_shift_permutation -------------------------------------------------------------

@@ -116,7 +116,7 @@ class Worker:
         return value
 
     # -- the request loop ---------------------------------------------------------------
-    def handle(self, header: dict[str, Any], blobs: list[bytes]) -> bytes:
+    def handle(self, header: dict[str, Any], blobs: list[bytes]) -> protocol.Frame:
         op = header.get("op")
         out = CappedWriter()
         saved = sys.stdout, sys.stderr
@@ -148,15 +148,15 @@ class Worker:
         elapsed = time.perf_counter() - started
         reply = {"ok": True, "output": out.text(), "duration_s": elapsed}
         try:
-            return protocol.encode_message(reply, result)
+            return protocol.encode_frame(reply, result)
         except protocol.ProtocolError as exc:
-            return protocol.encode_message(
+            return protocol.encode_frame(
                 {"ok": False, "kind": "bad_return", "type": "TypeError",
                  "message": str(exc), "output": out.text(), "duration_s": elapsed},
                 None)
 
     def failure(self, header: dict[str, Any], exc: BaseException, out: CappedWriter,
-                elapsed: float) -> bytes:
+                elapsed: float) -> protocol.Frame:
         where = "call"
         if isinstance(exc, _ImportFailed):
             where, exc = "import", exc.inner
@@ -170,7 +170,7 @@ class Worker:
                  "output": out.text(), "duration_s": elapsed}
         if isinstance(exc, SyntaxError):
             reply["lineno"] = exc.lineno
-        return protocol.encode_message(reply, None)
+        return protocol.encode_frame(reply, None)
 
     def learner_frames(self, exc: BaseException) -> list[str]:
         files = self.learner_files()
