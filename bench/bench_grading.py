@@ -618,7 +618,8 @@ def main(argv: list[str] | None = None) -> int:
               f"+ comparisons + worker round trips; {breakdown['unsubmitted_tests_mean']:.0f} "
               f"tests of exercises not submitted, not run: verdicts made once per process, "
               f"{_ms(breakdown['unsubmitted_s_mean'])}); "
-              f"the rest is the worker's start and pytest's start and collection")
+              f"the rest is the worker's start and stop and the report (the suites are collected "
+              f"once per pool process)")
         print(f"peak memory of the bulk run (grade and all its descendants, {cold['peak_procs']} "
               f"processes at most): RSS {_gib(cold['peak_rss'])} (shared pages counted in each "
               f"process), PSS {_gib(cold['peak_pss'])} (sampled every 0.5 s); sampler "
@@ -632,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
                            for s in ("grid_local_mask", "patch_vit") if s in w) or \
             f"n/a ({w.get('error', '')})"
         if "collect_first_s" in w:
-            worker += (f"; pytest collecting all {len(catalog.load())} suites in one process: "
+            worker += (f"; pytest collecting all {len(catalog.load())} suites (what collecting "
+                       f"once per pool process saves per submission): "
                        f"{_ms(w['collect_first_s'])} the first time, {_ms(w['collect_again_s'])}"
                        " each time after")
         print(f"context: python start {_ms(context['python_start_s'])}, import numpy "
