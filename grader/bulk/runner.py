@@ -81,23 +81,35 @@ def _serve(conn: Connection, exercises: list[str], device: str, out: str,
     keys: dict[str, str] = {}
 
     def jobs() -> Iterator[Job]:
-        while (msg := conn.recv()) is not None:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):  # the parent is gone: end quietly
+                return
+            if msg is None:
+                return
             sub_id, files, keys[sub_id] = msg
             yield Job({s: Path(p) if p else None for s, p in files.items()}, sub_id, device,
                       budget_s)
 
+    def send(answer: tuple) -> None:
+        try:
+            conn.send(answer)
+        except OSError:  # the parent is gone: the next recv ends this process
+            pass
+
     def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
         sub_id, key = job.submission, keys.pop(job.submission)
         if isinstance(outcome, Exception):
-            conn.send((sub_id, None, f"{type(outcome).__name__}: {outcome}"))
+            send((sub_id, None, f"{type(outcome).__name__}: {outcome}"))
             return
         data = {**outcome.to_dict(), CACHE_KEY: key}
         try:
             _write_folder(data, outcome, Path(out) / sub_id, key)
         except Exception as exc:  # noqa: BLE001 - the report could not be written
-            conn.send((sub_id, None, f"{type(exc).__name__}: {exc}"))
+            send((sub_id, None, f"{type(exc).__name__}: {exc}"))
             return
-        conn.send((sub_id, data, None))
+        send((sub_id, data, None))
 
     waiting = jobs()
     try:
