@@ -42,6 +42,13 @@ def test_expected_value_keys_follow_the_values_not_the_objects():
     same[0, 0] += 1.0
     assert expected.key(None, "f", (same,), {}) != k
     assert expected.key(None, "f", (shared.astype(np.float32),), {}) != k
+    # a read-only view of a writable array can change under it: its key follows
+    base = np.arange(6.0)
+    view = base[:3]
+    view.flags.writeable = False
+    before = expected.key(None, "f", (view,), {})
+    base[0] = 9.0
+    assert expected.key(None, "f", (view,), {}) != before
 
 
 class _Reference:

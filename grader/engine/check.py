@@ -36,7 +36,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_BUILT: dict[str | None, Any] = {}
+_BUILT: dict[str, Any] = {}
 
 
 def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -45,7 +45,9 @@ def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     def here(value: Any) -> Any:
         if isinstance(value, Recipe):
             k = expected_values.key(None, "recipe", (value,), {})
-            if k not in _BUILT or k is None:
+            if k is None:  # parameters that are not plain data: built for this call only
+                return recipes.build(value.name, here(value.params))
+            if k not in _BUILT:
                 _BUILT[k] = recipes.build(value.name, here(value.params))
             return _BUILT[k]
         if type(value) in (list, tuple):

@@ -85,10 +85,20 @@ def _array_digest(value: np.ndarray) -> bytes:
     h = hashlib.sha256(f"a{value.dtype.str}{value.shape}".encode())
     h.update(memoryview(np.ascontiguousarray(value)).cast("B"))
     digest = h.digest()
-    if not value.flags.writeable:
+    if _immutable(value):
         ident = id(value)
         _DIGESTS[ident] = (weakref.ref(value, lambda _, i=ident: _DIGESTS.pop(i, None)), digest)
     return digest
+
+
+def _immutable(value: np.ndarray) -> bool:
+    """Read-only all the way down: a read-only view of a writable array can still change."""
+    base: Any = value
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        base = base.base
+    return base is None or isinstance(base, bytes)
 
 
 def _load(k: str) -> tuple[bool, Any]:
