@@ -59,9 +59,30 @@ def test_an_array_whose_data_does_not_match_its_header_is_refused():
 
     buf = io.BytesIO()
     np.save(buf, np.arange(4.0), allow_pickle=False)
-    for blob in (buf.getvalue()[:-8], buf.getvalue() + b"x", b"\x93NUMPY garbage"):
+    good = buf.getvalue()
+    huge = good.replace(b"(4,), }", b"(99999999999999999,), }")
+    for blob in (good[:-8], good + b"x", b"\x93NUMPY garbage", huge,
+                 good.replace(b"'<f8'", b"'|O8'")):  # objects are never plain data
         with pytest.raises(protocol.ProtocolError, match="malformed array"):
             protocol.decode_value({"value": {"$a": 0}}, [bytearray(blob)])
+
+
+@pytest.mark.parametrize("array", [
+    np.array(2.5), np.arange(5), np.ones((3, 4), np.float32), np.zeros((2, 0, 3), bool),
+    np.array(["ab", "c"]), np.arange(6, dtype=">i4").reshape(2, 3), np.zeros(2, np.complex64),
+    np.zeros(3, dtype=[("a", "<f8"), ("b", "<i4")]), np.array([1, 2], dtype="M8[ns]")])
+def test_array_blobs_are_the_npy_files_numpy_writes(array):
+    """Headers are written and (for plain dtypes) parsed without numpy's literal_eval; the
+    bytes are still exactly ``np.save``'s."""
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=False)
+    blob = b"".join(protocol._parts(protocol._npy(array)))
+    assert blob == buf.getvalue()
+    out = protocol._load_npy(bytearray(blob))
+    assert out.dtype == array.dtype and out.shape == array.shape
+    np.testing.assert_array_equal(out, array)
 
 
 def test_tensors_keep_dtype_and_shape():

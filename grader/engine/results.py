@@ -6,7 +6,7 @@ reports are rendered from.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 TEST_STATUSES = ("passed", "failed", "error", "timeout", "crashed")
@@ -106,7 +106,11 @@ class SubmissionResult:
         }
 
 
+_TEST_FIELDS = [f.name for f in fields(TestResult)]
+
+
 def _test_dict(t: TestResult) -> dict[str, Any]:
-    d = asdict(t)
+    # every field is plain data already: no need for asdict's deep copy of the figures
+    d = {name: getattr(t, name) for name in _TEST_FIELDS}
     d["duration_s"] = round(t.duration_s, 4)
     return d

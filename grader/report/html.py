@@ -4,6 +4,7 @@ network, no JavaScript; a Content-Security-Policy forbids loading anything)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections import Counter
 from pathlib import Path
@@ -67,13 +68,18 @@ def summary_counts(result: SubmissionResult) -> dict[str, Any]:
             "public": "; ".join(parts)}
 
 
+@functools.lru_cache(maxsize=32)
+def _statement_html(text: str) -> str:
+    return markdown.render(text)  # the same few statements in every report of a bulk run
+
+
 def render(result: SubmissionResult) -> str:
     known = catalog.load()
     statements, meta = {}, {}
     for e in result.exercises:
         ex = known.get(e.exercise)
         meta[e.exercise] = ex
-        statements[e.exercise] = (markdown.render(ex.statement.read_text())
+        statements[e.exercise] = (_statement_html(ex.statement.read_text())
                                   if ex is not None and ex.statement.is_file() else "")
     return _ENV.get_template("report.html.j2").render(
         r=result, meta=meta, statements=statements, counts=summary_counts(result),

@@ -21,6 +21,7 @@ import io
 import json
 import math
 import os
+import re
 import select
 import struct
 import sys
@@ -68,17 +69,52 @@ def _is_torch_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def _npy(array: np.ndarray) -> bytes | tuple[bytes, memoryview]:
-    """The ``.npy`` file of a C-contiguous array: its header and a view of its memory (joined
-    into the frame once, instead of ``np.save`` copying it first)."""
-    try:
+_NPY_MAGIC = b"\x93NUMPY\x01\x00"
+# The header numpy writes for a plain dtype, and nothing else (others take numpy's parser).
+_NPY_HEAD = re.compile(rb"\{'descr': '([<>|=]?[A-Za-z]\d*)', 'fortran_order': (True|False), "
+                       rb"'shape': \(((?:\d+, )*\d+,?|)\), \} *\n")
+_DTYPES: dict[bytes, np.dtype] = {}
+
+
+def _npy_header(array: np.ndarray) -> bytes:
+    """The ``.npy`` (version 1.0) header of a C-contiguous array, as numpy writes it."""
+    dtype = array.dtype
+    if dtype.fields is not None or dtype.subdtype is not None:
         head = io.BytesIO()
-        np.lib.format.write_array_header_1_0(head, np.lib.format.header_data_from_array_1_0(array))
-        return head.getvalue(), memoryview(array.reshape(-1)).cast("B")
+        np.lib.format.write_array_header_1_0(head, np.lib.format.header_data_from_array_1_0(
+            array))
+        return head.getvalue()
+    text = f"{{'descr': '{dtype.str}', 'fortran_order': False, 'shape': {array.shape!r}, }}"
+    pad = -(len(_NPY_MAGIC) + 2 + len(text) + 1) % 64  # data aligned on 64 bytes, as numpy
+    text += " " * pad + "\n"
+    return _NPY_MAGIC + len(text).to_bytes(2, "little") + text.encode("latin1")
+
+
+def _npy(array: np.ndarray) -> bytes | tuple[bytes, memoryview]:
+    """The ``.npy`` file of a C-contiguous array: its header and a view of its memory (sent
+    as they are, instead of ``np.save`` copying it first)."""
+    try:
+        return _npy_header(array), memoryview(array.reshape(-1)).cast("B")
     except (ValueError, TypeError):
         buf = io.BytesIO()
         np.save(buf, array, allow_pickle=False)
         return buf.getvalue()
+
+
+def _plain_header(blob: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dtype, int] | None:
+    """(shape, fortran order, dtype, data offset) of a blob whose header is the plain one
+    ``_npy_header`` writes, parsed without numpy's ``literal_eval``; None for any other."""
+    if bytes(blob[:8]) != _NPY_MAGIC or len(blob) < 10:
+        return None
+    end = 10 + int.from_bytes(blob[8:10], "little")
+    match = _NPY_HEAD.fullmatch(bytes(blob[10:end]))
+    if match is None:
+        return None
+    descr, fortran, dims = match.groups()
+    if descr not in _DTYPES:
+        _DTYPES[descr] = np.dtype(descr.decode())
+    shape = tuple(int(d) for d in dims.split(b",") if d.strip())
+    return shape, fortran == b"True", _DTYPES[descr], end
 
 
 def _parts(blob: bytes | tuple[bytes, memoryview]) -> tuple[bytes | memoryview, ...]:
@@ -153,16 +189,21 @@ def _load_npy(blob: bytes | bytearray) -> np.ndarray:
     """An array from a ``.npy`` blob, never unpickling; a ``bytearray`` blob is used in place
     (no copy) and gives a writable array."""
     try:
-        stream = io.BytesIO(memoryview(blob)[:min(len(blob), 1 << 16)])
-        version = np.lib.format.read_magic(stream)
-        if version not in ((1, 0), (2, 0)):
-            return np.load(io.BytesIO(blob), allow_pickle=False)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-            np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read(stream)
+        plain = _plain_header(blob)
+        if plain is not None:
+            shape, fortran, dtype, offset = plain
+        else:
+            stream = io.BytesIO(memoryview(blob)[:min(len(blob), 1 << 16)])
+            version = np.lib.format.read_magic(stream)
+            if version not in ((1, 0), (2, 0)):
+                return np.load(io.BytesIO(blob), allow_pickle=False)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(stream)
+            offset = stream.tell()
         if dtype.hasobject:
             raise ValueError("an array of Python objects is not plain data")
-        offset, count = stream.tell(), math.prod(shape)
+        count = math.prod(shape)
         if len(blob) - offset != count * dtype.itemsize:
             raise ValueError("the data does not match the header")
         flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)
