@@ -284,3 +284,46 @@ def test_nothing_is_left_running_or_written_outside(graded):
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(BULK_TMP) not in out  # no worker or fork server of these runs is left
     assert list(BULK_TMP.iterdir()) == []  # work folders and unpacked zips were removed
+
+
+def _children(pid: int) -> set[int]:
+    kids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids |= {int(p) for p in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return kids
+
+
+def test_a_killed_run_leaves_no_grading_process_behind(tmp_path):
+    klass = tmp_path / "class"
+    for i in range(6):
+        (klass / f"s{i}").mkdir(parents=True)
+        (klass / f"s{i}" / "grid_local_mask.py").write_text(
+            "import time\n\ndef grid_local_mask(*args, **kwargs):\n    time.sleep(3)\n")
+    proc = subprocess.Popen([GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"),
+                             "--exercises", "grid_local_mask", "--workers", "2", "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(BULK_TMP)})
+    deadline = time.monotonic() + 60
+    pool: set[int] = set()
+    while len(pool) < 2:  # the fork server and the pool processes
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+        pool = _children(proc.pid)
+    time.sleep(1)
+    proc.kill()  # SIGKILL: the run cannot stop its pool itself
+    proc.wait()
+    deadline = time.monotonic() + 20
+
+    def left() -> list[str]:
+        alive = [pid for pid in pool if Path(f"/proc/{pid}").exists() and
+                 "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()]
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        return [str(pid) for pid in alive] + [line for line in ps.splitlines()
+                                              if str(tmp_path) in line]
+
+    while left():
+        assert time.monotonic() < deadline, f"outlived their run: {left()}"
+        time.sleep(0.1)

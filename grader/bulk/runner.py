@@ -65,19 +65,26 @@ def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> 
     write_report(result, folder, extra={CACHE_KEY: key})
 
 
-def _serve(conn: Connection, exercises: list[str], device: str, out: str,
-           budget_s: float) -> None:
+def _serve(conn: Connection, parent: int, others: list[Connection], exercises: list[str],
+           device: str, out: str, budget_s: float) -> None:
     """A pool process: one pytest session (suites collected once) grades each submission
     it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
     ``None`` ends it."""
     from grader.engine.results import SubmissionResult
     from grader.engine.runner import Job, grade_each
+    from grader.sandbox.harness.confine import die_with_parent
 
     # Ctrl-C is handled by the parent, which stops the pool; a pool process ignores SIGINT so
     # that a keypress does not leave half-finished pytest runs printing tracebacks, and dies
-    # quietly on SIGTERM (its learner workers die with it: PR_SET_PDEATHSIG).
+    # quietly on SIGTERM (its learner workers die with it: PR_SET_PDEATHSIG), which it also
+    # gets if the parent dies without stopping it (killed).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:
+        return
+    for other in others:  # the parent's ends of the other processes' channels, inherited
+        other.close()
     keys: dict[str, str] = {}
 
     def jobs() -> Iterator[Job]:
@@ -179,7 +186,8 @@ class _Pool:
 
     def _spawn(self) -> Connection:
         mine, theirs = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(theirs, *self.settings))
+        proc = self._ctx.Process(target=_serve,
+                                 args=(theirs, os.getpid(), list(self._procs), *self.settings))
         proc.start()
         theirs.close()
         self._procs[mine] = (proc, None)

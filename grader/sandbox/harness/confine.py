@@ -39,8 +39,9 @@ def enter_netns(mode: str) -> None:
     Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
-def die_with_parent() -> None:
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """Get ``signum`` when the parent (the thread that forked this process) dies (Linux)."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 def confine(spec: dict[str, Any]) -> None:
