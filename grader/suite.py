@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 
 from grader.engine import rules
-from grader.engine.check import GradeFailure
-from grader.sandbox.harness.protocol import Recipe
+from grader.engine.check import GradeFailure, built
+from grader.sandbox.harness.protocol import Recipe, map_leaves
 
-__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "GradeFailure", "source_rule",
+__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "built", "GradeFailure", "source_rule",
            "cached_input"]
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -124,25 +124,16 @@ def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _read_only(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _read_only(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _read_only(v)
-    return value
+    def freeze(leaf: Any) -> Any:
+        if isinstance(leaf, np.ndarray):
+            leaf.flags.writeable = False
+        return leaf
+
+    return map_leaves(value, freeze)
 
 
 def _own_containers(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value
-    if type(value) in (list, tuple):
-        return type(value)(_own_containers(v) for v in value)
-    if type(value) is dict:
-        return {k: _own_containers(v) for k, v in value.items()}
-    return copy.deepcopy(value)
+    return map_leaves(value, lambda v: v if isinstance(v, np.ndarray) else copy.deepcopy(v))
 
 
 def rules_in(namespace: dict[str, Any]) -> list[rules.Rule]:

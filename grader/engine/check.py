@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from grader.sandbox import faults
-from grader.sandbox.harness import recipes
+from grader.sandbox.harness import protocol, recipes
 from grader.sandbox.harness.protocol import Recipe
 
 from . import expected as expected_values
@@ -39,24 +39,27 @@ def _short(value: Any) -> str:
 _BUILT: dict[str, Any] = {}
 
 
+def built(recipe: Recipe) -> Any:
+    """``recipe`` built in this process, as the worker builds it for the learner; once per
+    process and recipe (a recipe whose parameters are not plain data: at each call)."""
+    k = expected_values.key(None, "recipe", (recipe,), {})
+    if k is not None and k in _BUILT:
+        return _BUILT[k]
+    obj = recipes.build(recipe.name, protocol.map_leaves(recipe.params, _built_leaf))
+    if k is not None:
+        _BUILT[k] = obj
+    return obj
+
+
+def _built_leaf(value: Any) -> Any:
+    return built(value) if isinstance(value, Recipe) else value
+
+
 def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``fn`` (the reference or a known mistake) on copies of ``args``, each ``Recipe`` among
-    them built here, as the worker builds it for the learner (once per process and recipe)."""
-    def here(value: Any) -> Any:
-        if isinstance(value, Recipe):
-            k = expected_values.key(None, "recipe", (value,), {})
-            if k is None:  # parameters that are not plain data: built for this call only
-                return recipes.build(value.name, here(value.params))
-            if k not in _BUILT:
-                _BUILT[k] = recipes.build(value.name, here(value.params))
-            return _BUILT[k]
-        if type(value) in (list, tuple):
-            return type(value)(here(v) for v in value)
-        if type(value) is dict:
-            return {key: here(v) for key, v in value.items()}
-        return value
-
-    return fn(*here(copy.deepcopy(args)), **here(copy.deepcopy(kwargs)))
+    them ``built`` here."""
+    return fn(*protocol.map_leaves(copy.deepcopy(args), _built_leaf),
+              **protocol.map_leaves(copy.deepcopy(kwargs), _built_leaf))
 
 
 def _shown(args: tuple, kwargs: dict) -> str:

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.sandbox.harness import recipes
-from grader.suite import Recipe, graded, mistake, reference
+from grader.suite import Recipe, built, graded, mistake, reference
 
 F_ERR = "equivariance_error"
 F_WHICH = "which_shifts_commute"
@@ -28,22 +27,12 @@ VIT = ("patch_transformer", {"c_in": 3, "dim": 32, "patch": 8, "depth": 2, "head
 VIT_POS = ("patch_transformer", {**VIT[1], "grid": (2, 3), "pos_std": 1.0})
 ZERO = ("scale", {"factor": 0.0})
 
-_BUILT: dict[str, Any] = {}
-
-
 def _ref():
     return reference("shift_equivariance")
 
 
 def _image(seed: int, shape: tuple[int, int, int] = (3, 16, 24)) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _build(spec: tuple[str, dict[str, Any]]) -> Any:
-    key = repr(spec)
-    if key not in _BUILT:
-        _BUILT[key] = recipes.build(*spec)
-    return _BUILT[key]
 
 
 def _call(check, func: str, spec: tuple[str, dict[str, Any]], *args: Any, timed: bool = False,
@@ -293,7 +282,7 @@ def test_permutation_wraps(check):
 def test_permutation_moves_patch_tokens(check, learner):
     """Π @ PE(x) equals PE(roll(x, (dr*8, dc*8))) for a real patch embedding (tokens in rows)."""
     x = _image(24, (3, 24, 32))
-    pe = _build(PATCH)
+    pe = built(Recipe(*PATCH))
     for dr, dc in [(0, 1), (2, -1), (1, 3)]:
         perm = np.asarray(learner.patch_shift_permutation(3, 4, dr, dc))
         tokens = pe(x).reshape(32, -1).T                     # (N_p, d), raster order

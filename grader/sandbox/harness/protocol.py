@@ -26,6 +26,7 @@ import select
 import struct
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,15 @@ class Handle:
     """A reference to an object that lives in the worker (e.g. a learner's ``nn.Module``)."""
 
     id: int
+
+
+def map_leaves(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` with its lists, tuples and dicts rebuilt and every other value ``leaf(v)``."""
+    if type(value) in (list, tuple):
+        return type(value)(map_leaves(v, leaf) for v in value)
+    if type(value) is dict:
+        return {k: map_leaves(v, leaf) for k, v in value.items()}
+    return leaf(value)
 
 
 def _is_torch_tensor(value: Any) -> bool:

@@ -103,17 +103,14 @@ class Worker:
 
     def materialise(self, value: Any) -> Any:
         """Turn recipes and handles received from the grader into live objects."""
-        if isinstance(value, protocol.Recipe):
-            return recipes.build(value.name, self.materialise(value.params))
-        if isinstance(value, protocol.Handle):
-            return self.objects[value.id]
-        if isinstance(value, list):
-            return [self.materialise(v) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self.materialise(v) for v in value)
-        if isinstance(value, dict):
-            return {k: self.materialise(v) for k, v in value.items()}
-        return value
+        def live(leaf: Any) -> Any:
+            if isinstance(leaf, protocol.Recipe):
+                return recipes.build(leaf.name, self.materialise(leaf.params))
+            if isinstance(leaf, protocol.Handle):
+                return self.objects[leaf.id]
+            return leaf
+
+        return protocol.map_leaves(value, live)
 
     # -- the request loop ---------------------------------------------------------------
     def handle(self, header: dict[str, Any], blobs: list[bytes]) -> protocol.Frame:
