@@ -18,8 +18,10 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
     $PY -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
   echo "== which confinement layer lets CUDA start"
   $PY bench/gpu_diagnose.py
+  $PY -c "import pyseccomp, pynvml" 2>&1 || echo "(pyseccomp / nvidia-ml-py missing here: carry them, e.g. a wheel folder, or the level is basic)"
   echo "== every reference on cuda"
   $PY -m grader --submission solutions --device cuda --report-dir "$OUT/references" -q; echo "exit $?"
+  $PY -c "import json; print('device:', json.load(open('$OUT/references/results.json'))['isolation'].get('device'))"
   echo "== a PatchViT whose output stays on the CPU"
   mkdir -p "$OUT/wrong_device"
   sed "s/return self.encoder(tokens)$/return self.encoder(tokens).cpu()/" solutions/patch_vit.py > "$OUT/wrong_device/patch_vit.py"

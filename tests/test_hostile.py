@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -50,7 +52,10 @@ def corpus(ctx: dict[str, str]) -> dict[str, str | bytes]:
         "os_exit_at_import": "import os\nos._exit(0)\n",
         "sys_exit_in_call": fn("import sys\nsys.exit(0)"),
         "os_exit_in_call": fn("import os\nos._exit(0)"),
-        "kill_the_grader": fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"),
+        # in its own PID namespace getppid() is 0: the parent's number is read from /proc
+        "kill_the_grader": fn(
+            "import os, signal\nppid = int([l for l in open('/proc/self/status')\n"
+            "            if l.startswith('PPid')][0].split()[1])\nos.kill(ppid, signal.SIGKILL)"),
         "segfault": fn("import ctypes\nctypes.string_at(0)"),
         "deep_recursion": fn("import sys\nsys.setrecursionlimit(10**6)\n"
                              "def f(n):\n    return f(n + 1) + 1\nf(0)"),
@@ -105,7 +110,54 @@ def corpus(ctx: dict[str, str]) -> dict[str, str | bytes]:
             "    except OSError:\n        pass"),
         "non_utf8_source": b"# \xff\xfe latin-1 bytes\ndef grid_local_mask(): pass\n",
         "imports_missing_module": "import does_not_exist_anywhere\n",
-        "reads_grader_memory": fn("open(f'/proc/{__import__(\"os\").getppid()}/environ').read()"),
+        "reads_grader_memory": fn(
+            "ppid = [l for l in open('/proc/self/status') if l.startswith('PPid')][0].split()[1]\n"
+            "open(f'/proc/{ppid}/environ').read()"),
+        "holds_no_capabilities": fn(
+            "lines = open('/proc/self/status').read().splitlines()\n"
+            "status = dict(line.split(':', 1) for line in lines)\n"
+            "caps = {k: v.strip() for k, v in status.items() if k.startswith('Cap')}\n"
+            "if any(int(v, 16) for v in caps.values()) or status['NoNewPrivs'].strip() != '1' \\\n"
+            "        or status['Seccomp'].strip() != '2':\n"
+            "    raise RuntimeError('PRIVILEGED ' + repr(caps))"),
+        "sethostname": fn("import socket\nsocket.sethostname('pwned')"),
+        "negative_nice": fn("import os\nos.nice(-20)"),
+        "realtime_scheduling": fn("import os\nos.sched_setscheduler(0, os.SCHED_FIFO, "
+                                  "os.sched_param(1))"),
+        "mknod_kmsg": fn("import os, stat\nos.mknod('kmsg', 0o600 | stat.S_IFCHR, "
+                         "os.makedev(1, 11))\nopen('kmsg', 'rb').read(100)"),
+        "chmod_outside": fn(f"import os\nos.chmod({ctx['canary']!r}, 0o4777)"),
+        "chown_outside": fn(f"import os\nos.chown({ctx['canary']!r}, 12345, 12345)"),
+        "utime_outside": fn(f"import os\nos.utime({ctx['canary']!r}, (0, 0))"),
+        "setxattr_outside": fn(f"import os\nos.setxattr({ctx['canary']!r}, 'user.pwned', b'1')"),
+        "chattr_outside": fn(
+            f"import fcntl, os, struct\nfd = os.open({ctx['canary']!r}, os.O_RDONLY)\n"
+            "fcntl.ioctl(fd, 0x40086602, struct.pack('i', 0x10))  # FS_IOC_SETFLAGS, +i"),
+        "veth_into_host": fn(
+            "import socket, subprocess\ntry:\n"
+            "    subprocess.run(['ip', 'link', 'add', 'gradeveth0', 'netns', '1', 'type',\n"
+            "                    'veth', 'peer', 'gradeveth1'], capture_output=True)\n"
+            "except OSError:\n    pass  # no ip command: the socket below is what it would use\n"
+            "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)"),
+        "unix_socket_by_path": fn(
+            f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({ctx['unix']!r})\n"
+            "s.sendall(b'stolen')"),
+        "cgroup_of_the_neighbour": fn("import os\nos.listdir('/sys/fs/cgroup/memory')"),
+        "disk_flood": fn(
+            "import os\nchunk = b'x' * 2**20\nfor i in range(24):\n"
+            "    with open(f'flood{i}', 'wb') as f:\n"
+            "        for _ in range(63):\n            f.write(chunk)"),
+        "immutable_leftover": fn(
+            "import fcntl, os, struct\nopen('keep', 'w').write('x')\n"
+            "fd = os.open('keep', os.O_RDONLY)\n"
+            "fcntl.ioctl(fd, 0x40086602, struct.pack('i', 0x30))  # +i +a"),
+        # 100 busy processes, started (once) as the neighbour's worker appears: they share
+        # this worker's one CPU, and the neighbour's calls must not time out
+        "spinners_beside_a_neighbour": fn(
+            "import os, time\nif not os.path.exists('spun'):\n    open('spun', 'w').close()\n"
+            "    for _ in range(100):\n        if os.fork() == 0:\n            os.setsid()\n"
+            "            try:\n                os.nice(-20)\n            except OSError:\n"
+            "                pass\n            while True:\n                pass"),
     }
 
 
@@ -128,8 +180,29 @@ def batch(tmp_path_factory):
                 continue
 
     threading.Thread(target=serve, daemon=True).start()
+    canary = base / "canary.txt"  # outside every work folder: its metadata must not change
+    canary.write_text("canary")
+    private = base / "private"  # a Unix socket in a mode-700 folder
+    private.mkdir(mode=0o700)
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(private / "grader.sock"))
+    unix.listen()
+    unix.settimeout(0.2)
+
+    def serve_unix() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = unix.accept()
+                hits.append(b"unix:" + conn.recv(100))
+                conn.close()
+            except OSError:
+                continue
+
+    threading.Thread(target=serve_unix, daemon=True).start()
+    canary_before = _metadata(canary)
     ctx = {"solution": str(catalog.get(SLUG).solution), "klass": str(klass), "out": str(out),
-           "port": str(server.getsockname()[1])}
+           "port": str(server.getsockname()[1]), "canary": str(canary),
+           "unix": str(private / "grader.sock")}
     files = corpus(ctx)
     for name, src in {**files, "control_ok": REF,
                       "control_wrong": REF.replace("return mask", "return ~mask")}.items():
@@ -145,9 +218,20 @@ def batch(tmp_path_factory):
                           env={**os.environ, "TMPDIR": str(tmp)})
     stop.set()
     server.close()
+    unix.close()
     results = {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}
     return {"proc": proc, "results": results, "files": files, "klass": klass, "out": out,
-            "before": before, "hits": hits, "tmp": tmp, "base": base}
+            "before": before, "hits": hits, "tmp": tmp, "base": base,
+            "canary": (canary_before, _metadata(canary))}
+
+
+def _metadata(path: Path) -> tuple:
+    """What a learner must not be able to change about a file outside its work folder."""
+    info = os.stat(path)
+    flags = subprocess.run(["lsattr", "-d", str(path)], capture_output=True, text=True).stdout \
+        if shutil.which("lsattr") else ""
+    return (info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns, os.listxattr(path),
+            flags.split()[0] if flags else "")
 
 
 def _tests_of(batch, name):
@@ -189,7 +273,7 @@ def test_controls_are_unaffected(batch, tmp_path):
     ("os_exit_at_import", "crashed", "exit code 0"),
     ("sys_exit_in_call", "error", "sys.exit(0)"),
     ("os_exit_in_call", "crashed", "exit code 0"),
-    ("kill_the_grader", "error", "PermissionError"),
+    ("kill_the_grader", "error", "ProcessLookupError"),  # not in its PID namespace
     ("segfault", "crashed", "signal SIGSEGV"),
     ("read_reference_by_path", "error", "PermissionError"),
     ("write_into_reports", "error", "PermissionError"),
@@ -203,6 +287,21 @@ def test_controls_are_unaffected(batch, tmp_path):
     ("forged_protocol_tag", "failed", "expected an array"),
     ("imports_missing_module", "error", "ModuleNotFoundError"),
     ("reads_grader_memory", "error", "PermissionError"),
+    ("holds_no_capabilities", "passed", ""),
+    ("sethostname", "error", "PermissionError"),
+    ("negative_nice", "error", "PermissionError"),
+    ("realtime_scheduling", "error", "PermissionError"),
+    ("mknod_kmsg", "error", "PermissionError"),
+    ("chmod_outside", "error", "PermissionError"),
+    ("chown_outside", "error", "PermissionError"),
+    ("utime_outside", "error", "PermissionError"),
+    ("setxattr_outside", "error", "PermissionError"),
+    ("chattr_outside", "error", "PermissionError"),
+    ("veth_into_host", "error", "PermissionError"),
+    ("unix_socket_by_path", "error", "PermissionError"),
+    ("cgroup_of_the_neighbour", "error", "PermissionError"),
+    ("disk_flood", "error", "wrote more than 256 MiB"),
+    ("immutable_leftover", "error", "PermissionError"),
 ])
 def test_verdicts(batch, name, status, words):
     first = _tests_of(batch, name)[FIRST]
@@ -223,6 +322,14 @@ def test_resource_bombs_fail_without_harm(batch, name):
     assert first["status"] in ("error", "crashed", "timeout"), first
     if name.startswith("memory"):
         assert "memory" in first["message"].lower()
+
+
+def test_nothing_outside_the_work_folder_changed(batch):
+    before, after = batch["canary"]
+    assert before == after
+    if shutil.which("ip"):  # no interface was added to the host's network namespace
+        ip = subprocess.run(["ip", "link", "show", "gradeveth0"], capture_output=True)
+        assert ip.returncode != 0
 
 
 def test_escapes_find_nothing(batch):
@@ -258,14 +365,15 @@ def test_machine_is_left_as_it_was(batch):
     assert str(batch["tmp"]) not in ps  # no worker or escaped child of this run is left
     assert list(batch["tmp"].iterdir()) == []  # every work folder was removed
     written = {p.relative_to(batch["base"]).parts[0] for p in batch["base"].rglob("*")}
-    assert written <= {"class", "out", "tmp"}
+    assert written <= {"class", "out", "tmp", "canary.txt", "private"}
 
 
 def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
     """Where no cgroup exists (containers, the GPU machines), the grader itself samples each
     worker's processes and memory: the bombs end with a reason, the control is unharmed."""
     names = ("fork_bomb", "memory_bomb_numpy", "memory_bomb_torch")
-    files = corpus({"solution": "", "klass": "", "out": "", "port": "0"})
+    files = corpus({"solution": "", "klass": "", "out": "", "port": "0", "canary": "",
+                    "unix": ""})
     klass, tmp = tmp_path / "class", tmp_path / "tmp"
     tmp.mkdir()
     for name, src in {**{n: files[n] for n in names}, "control_ok": REF}.items():
@@ -286,3 +394,38 @@ def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
         assert "memory" in first[name]["message"].lower(), first[name]
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(tmp) not in ps and list(tmp.iterdir()) == []
+
+
+LINGER = fn(  # a grandchild that leaves the worker's session and sleeps under a unique name
+    "import os, time\nif not os.path.exists('forked'):\n    open('forked', 'w').close()\n"
+    "    if os.fork() == 0:\n        os.setsid()\n"
+    "        os.execv('/bin/sleep', ['sleep', '7391.5'])\ntime.sleep(3)")
+
+
+@pytest.mark.parametrize("how", ["submission", "bulk"])
+def test_nothing_outlives_a_killed_grader(tmp_path, how):
+    """SIGKILL of `grade --submission` or `grade bulk` (no clean-up can run) still ends every
+    process the learner started: each worker is process 1 of its own PID namespace and dies
+    with its waiter, which dies with the grader."""
+    klass = tmp_path / "class"
+    (klass / "s0").mkdir(parents=True)
+    (klass / "s0" / f"{SLUG}.py").write_text(LINGER)
+    argv = [GRADE, "--submission", str(klass / "s0"), SLUG, "--report-dir",
+            str(tmp_path / "out"), "-q"] if how == "submission" else \
+        [GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"), "--exercises", SLUG, "-q"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def sleepers() -> list[str]:
+        ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+        return [line for line in ps.splitlines() if "sleep 7391.5" in line]
+
+    deadline = time.monotonic() + 60
+    while not sleepers():
+        assert time.monotonic() < deadline and proc.poll() is None, "the child never started"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while sleepers():
+        assert time.monotonic() < deadline, f"outlived the grader: {sleepers()}"
+        time.sleep(0.05)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -158,3 +159,120 @@ def test_a_frame_of_many_buffers_crosses_a_small_non_blocking_pipe_whole():
         os.close(w)
     out = protocol.decode_value(*got[0])
     assert len(out) == 300 and all(np.array_equal(a, b) for a, b in zip(out, arrays))
+
+
+def _npy(array, **kw) -> bytearray:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, array, **kw)
+    return bytearray(buf.getvalue())
+
+
+F4 = _npy(np.zeros(2, np.float32))
+U8 = _npy(np.zeros(2, np.uint8))
+
+# (what, the value node, its blobs): each is refused with ProtocolError, and nothing else.
+MALFORMED = [
+    ("f unknown word", {"$f": "zzz"}, []),
+    ("f holds a list", {"$f": [1]}, []),
+    ("f holds a dict", {"$f": {"a": 1}}, []),
+    ("unknown tag", {"$q": 1}, []),
+    ("two tags", {"$a": 0, "$s": 0}, [F4]),
+    ("tag with an extra key", {"$f": "nan", "x": 1}, []),
+    ("empty object", {}, []),
+    ("untagged object", {"x": 1}, []),
+    ("non-string key", {1: 2}, []),
+    ("c holds a number", {"$c": 5}, []),
+    ("c one part", {"$c": [1.0]}, []),
+    ("c three parts", {"$c": [1.0, 2.0, 3.0]}, []),
+    ("c of text", {"$c": ["a", "b"]}, []),
+    ("c of true", {"$c": [True, False]}, []),
+    ("t holds a number", {"$t": 5}, []),
+    ("t holds text", {"$t": "ab"}, []),
+    ("d holds a number", {"$d": 3}, []),
+    ("d item not a pair", {"$d": [[1]]}, []),
+    ("d item a number", {"$d": [1]}, []),
+    ("d list key", {"$d": [[[1], 2]]}, []),
+    ("d tuple key holding a list", {"$d": [[{"$t": [[1]]}, 2]]}, []),
+    ("d array key", {"$d": [[{"$a": 0}, 2]]}, [F4]),
+    ("h holds text", {"$h": "x"}, []),
+    ("h holds a float", {"$h": 1.5}, []),
+    ("h holds true", {"$h": True}, []),
+    ("h negative", {"$h": -1}, []),
+    ("a missing blob", {"$a": 3}, []),
+    ("a holds true", {"$a": True}, [F4]),
+    ("a holds text", {"$a": "0"}, [F4]),
+    ("s not 0-d", {"$s": 0}, [F4]),
+    ("recipe not allowed", {"$r": "scale", "p": {"$d": []}}, []),
+    ("integer over 64 bits", 2 ** 70, []),
+    ("integer under 64 bits", -(2 ** 63) - 1, []),
+    ("non-finite plain float", math.inf, []),
+    ("nan plain float", math.nan, []),
+    ("set", {1, 2}, []),
+    ("too deep", functools.reduce(lambda v, _: [v], range(100), []), []),
+    ("npy garbage", {"$a": 0}, [bytearray(b"\x93NUMPY garbage")]),
+    ("npy of pickled objects", {"$a": 0}, [_npy(np.array([{"a": 1}]), allow_pickle=True)]),
+    ("tensor float8", {"$T": 0, "dtype": "torch.float8_e4m3fn", "device": "cpu"}, [U8]),
+    ("tensor qint8", {"$T": 0, "dtype": "torch.qint8", "device": "cpu"}, [U8]),
+    ("tensor bits8", {"$T": 0, "dtype": "torch.bits8", "device": "cpu"}, [U8]),
+    ("tensor uint1", {"$T": 0, "dtype": "torch.uint1", "device": "cpu"}, [U8]),
+    ("tensor complex32", {"$T": 0, "dtype": "torch.complex32", "device": "cpu"}, [U8]),
+    ("tensor dtype not a dtype", {"$T": 0, "dtype": "torch.__class__", "device": "cpu"}, [U8]),
+    ("tensor dtype a number", {"$T": 0, "dtype": 5, "device": "cpu"}, [U8]),
+    ("tensor values not its dtype", {"$T": 0, "dtype": "torch.float64", "device": "cpu"}, [F4]),
+    ("tensor big-endian values", {"$T": 0, "dtype": "torch.float32", "device": "cpu"},
+     [_npy(np.zeros(2, ">f4"))]),
+    ("tensor device meta", {"$T": 0, "dtype": "torch.uint8", "device": "meta"}, [U8]),
+    ("tensor device a number", {"$T": 0, "dtype": "torch.uint8", "device": 7}, [U8]),
+    ("tensor device cuda garbage", {"$T": 0, "dtype": "torch.uint8", "device": "cuda:x"}, [U8]),
+    ("tensor without device", {"$T": 0, "dtype": "torch.uint8"}, [U8]),
+    ("tensor missing blob", {"$T": 5, "dtype": "torch.uint8", "device": "cpu"}, []),
+]
+
+
+@pytest.mark.parametrize(("node", "blobs"), [(n, b) for _, n, b in MALFORMED],
+                         ids=[what for what, _, _ in MALFORMED])
+def test_the_decoder_refuses_malformed_values_with_protocol_error(node, blobs):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_value({"value": node}, blobs)
+
+
+def test_the_decoder_reads_recipes_only_well_formed():
+    for node in ({"$r": 5, "p": {"$d": []}}, {"$r": "scale", "p": 5},
+                 {"$r": "scale"}, {"$r": "scale", "p": {"$d": []}, "x": 1}):
+        with pytest.raises(protocol.ProtocolError):
+            protocol.decode_value({"value": node}, [], allow_recipes=True)
+
+
+@pytest.mark.parametrize("header", [
+    b"[1, 2]", b'{"ok": tru', b'"text"', b'{"value": NaN}', b'{"value": Infinity}',
+    b'{"blobs": "x"}', b'{"blobs": [-1]}', b'{"blobs": [true]}', b'{"blobs": [1.5]}',
+    b"\xff\xfe", b"[" * 100_000, b'{"blobs": [5]}',  # a blob the frame does not hold
+])
+def test_frames_with_a_malformed_header_are_refused(header):
+    frame = protocol.HEADER.pack(len(header)) + header
+    with pytest.raises(protocol.ProtocolError):
+        protocol.value_from_bytes(frame)
+
+
+def test_frames_with_too_many_blobs_are_refused():
+    header = b'{"blobs": [' + b"0," * protocol.MAX_BLOBS + b"0]}"
+    with pytest.raises(protocol.ProtocolError, match="over the limit"):
+        protocol.value_from_bytes(protocol.HEADER.pack(len(header)) + header)
+
+
+def test_tensor_dtypes_come_from_an_allow_list():
+    """Every dtype on the list round-trips; every other torch dtype is refused."""
+    torch = pytest.importorskip("torch")
+    for name in protocol.TENSOR_DTYPES:
+        t = torch.zeros(3, dtype=getattr(torch, name))
+        out = roundtrip(t)
+        assert out.dtype == t.dtype and out.shape == t.shape
+    others = {str(v).removeprefix("torch.") for v in vars(torch).values()
+              if isinstance(v, torch.dtype)} - set(protocol.TENSOR_DTYPES)
+    assert {"float8_e4m3fn", "qint8", "bits8", "uint1", "complex32"} <= others
+    for name in sorted(others):
+        node = {"$T": 0, "dtype": f"torch.{name}", "device": "cpu"}
+        with pytest.raises(protocol.ProtocolError, match="not one of the dtypes"):
+            protocol.decode_value({"value": node}, [U8])

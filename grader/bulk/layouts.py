@@ -65,6 +65,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.inert import inert
+
 __all__ = ["Discovery", "Limits", "Rejected", "Submission", "discover"]
 
 
@@ -77,6 +79,10 @@ class Submission:
     notes: list[str]
     source: str
 
+    def __post_init__(self) -> None:  # names of uploaded files and members: shown inert
+        self.notes = [inert(note) for note in self.notes]
+        self.source = inert(self.source)
+
 
 @dataclass
 class Rejected:
@@ -85,6 +91,9 @@ class Rejected:
     id: str
     reason: str
     source: str
+
+    def __post_init__(self) -> None:
+        self.reason, self.source = inert(self.reason), inert(self.source)
 
 
 @dataclass

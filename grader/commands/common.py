@@ -81,18 +81,15 @@ isolation_option = click.option(
 
 
 def check_isolation(mode: str) -> None:
-    """``strict``: refuse to grade without filesystem and network isolation (exit 2);
+    """``strict``: refuse to grade without every isolation layer strict needs (exit 2);
     ``auto``: grade anyway, warning once when the machine offers less."""
     from grader.sandbox import isolation
 
-    caps = isolation.probe()
-    if caps.level == "strict":
+    missing = ", ".join(isolation.probe().missing())
+    if not missing:
         return
-    missing = [name for name, ok in (("filesystem", caps.filesystem_isolated),
-                                     ("network", caps.network_isolated)) if not ok]
     if mode == "strict":
-        raise click.UsageError(f"--isolation strict: this machine cannot isolate the "
-                               f"{' and '.join(missing)} of learner code; see `grade doctor`")
-    click.secho(f"warning: learner code will run without {' and '.join(missing)} isolation "
-                "(see `grade doctor`); fine for your own code, not for a class", fg="yellow",
-                err=True)
+        raise click.UsageError(f"--isolation strict: this machine cannot give learner code "
+                               f"{missing}; see `grade doctor`")
+    click.secho(f"warning: learner code will run without {missing} (see `grade doctor`); "
+                "fine for your own code, not for a class", fg="yellow", err=True)

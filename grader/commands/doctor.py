@@ -17,9 +17,11 @@ def doctor() -> None:
         click.echo(f"  {mark} {layer.name:<18} {layer.detail}")
     if caps.level == "strict":
         click.echo("Isolation level: strict — learner code cannot read the references, the "
-                   "suites, reports or other submissions, and has no network.")
+                   "suites, reports or other submissions, has no network, no capabilities and "
+                   "no process or file that outlives its worker.")
     else:
-        click.echo("Isolation level: basic — learner code runs in its own process with limits, "
-                   "but can read the filesystem or reach the network. Fine for learners on "
-                   "their own code; teachers should grade a class with --isolation strict on "
-                   "a machine that offers it.")
+        click.echo(f"Isolation level: basic (missing: {', '.join(caps.missing())}) — learner "
+                   "code runs in its own process with limits, but may read the filesystem, "
+                   "reach the network or change what it can reach. Fine for learners on their "
+                   "own code; teachers should grade a class with --isolation strict on a "
+                   "machine that offers it.")

@@ -17,7 +17,7 @@ import pytest
 
 from grader import catalog
 from grader.catalog import Exercise
-from grader.sandbox import isolation
+from grader.sandbox import gpu_watch, isolation
 from grader.sandbox.process import WorkerProcess
 
 from . import verdict
@@ -143,8 +143,11 @@ class _SessionDriver:
         for slug, tests in absent.items() if job.on_test is not None else ():
             for test in tests:
                 job.on_test(slug, test)
+        summary = isolation.probe().summary()
+        if job.device.startswith("cuda") and present:
+            summary["device"] = worker.device_evidence or gpu_watch.SELF_REPORTED
         result = SubmissionResult(submission=job.submission, device=job.device,
-                                  isolation=isolation.probe().summary())
+                                  isolation=summary)
         for ex in exercises:
             tests = results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
             fault = import_faults.get(ex.slug)

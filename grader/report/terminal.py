@@ -79,7 +79,7 @@ class Printer:
                 line = f"{e.exercise:<26} {e.status.replace('_', ' '):<14} " \
                        f"{fmt_points(e.score)}/{fmt_points(e.max_score)}"
                 if e.message and e.status != "not_submitted":
-                    line += f"  {e.message}"
+                    line += "  " + " ".join(e.message.splitlines())  # one line: no fake lines
                 self._echo(line, fg=COLOURS.get(e.status))
         counts = summary_counts(result)
         self._echo(f"Score {fmt_points(result.score)}/{fmt_points(result.max_score)} · "

@@ -45,6 +45,16 @@ class LearnerRaised(LearnerFault):
         return name in self.mro or name == self.exc_type
 
 
+class DiskFull(LearnerRaised):
+    """The learner's code filled its work folder (a size-limited tmpfs): ``ENOSPC``."""
+
+    def __init__(self, exc_type: str, mro: list[str], message: str, limit_bytes: int, **kw):
+        super().__init__(exc_type, mro, message, **kw)
+        self.message = (f"wrote more than {limit_bytes >> 20} MiB to its work folder "
+                        f"({exc_type}: {message})")
+        self.args = (self.message,)
+
+
 class NotImplementedYet(LearnerFault):
     status = "failed"
 

@@ -8,12 +8,19 @@ through all of them (``Sandbox``):
   time, file size, open files and core dumps; a per-call and per-submission wall clock; the
   worker dies with the grader (``PR_SET_PDEATHSIG``); the grader is not dumpable.
 - **Landlock** (filesystem): read-only access to the system and the Python installation,
-  read-write to the work directory, nothing else (no solutions, suites, reports, home, other
-  submissions); with ABI >= 6 also no signals to processes outside the sandbox.
+  read-write to the work directory (no device files), nothing else (no solutions, suites,
+  reports, home, other submissions, cgroups); with ABI >= 6 also no signals to processes
+  outside the sandbox.
 - **network namespace**: the worker has no network at all (``unshare(CLONE_NEWNET)``, through
   an unprivileged user namespace when the grader is not root).
-- **cgroup v1** (root): a memory limit on what the worker adds and a process-count limit; the
-  whole tree, including descendants that escaped with ``setsid``, is killed through it.
+- **mount namespace + tmpfs**: the work folder is a size-limited tmpfs of the worker's own,
+  gone with it.
+- **PID namespace**: the worker is process 1 of its own; when it ends, so does its whole tree.
+- **no capabilities**: every set emptied, secure bits locked, ``no_new_privs``.
+- **seccomp** (``harness/syscall_filter.py``): metadata, mount, namespace, tracing, kernel
+  and scheduling calls and Unix/netlink/packet sockets are denied.
+- **cgroup v1** (root): a memory limit on what the worker adds, a process-count limit and one
+  CPU's worth of time; the whole tree is killed through it.
 - **unprivileged uid** (root, when the Python installation is readable by other users).
 - Without cgroups, escaped descendants are found through ``PR_SET_CHILD_SUBREAPER``.
 """
@@ -35,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .harness import confine, landlock
+from .harness import confine, landlock, privileges, syscall_filter
 
 HARNESS_SRC = Path(__file__).parent / "harness"
 HARNESS_NAME = "gradeharness"
@@ -47,6 +54,8 @@ FILE_BYTES = 64 * 2**20      # largest file the worker may write
 OPEN_FILES = 256
 MEMORY_BYTES = 3 * 2**30     # cgroup limit on the worker's own memory
 PIDS = 128                   # cgroup limit on the worker's processes and threads
+DISK_BYTES = 256 * 2**20     # the work folder's tmpfs
+CPU_PERIOD_US = 100_000      # cgroup CPU bandwidth: one CPU's worth of time per period
 ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS backstop of CPU workers when no cgroup limits memory
 UID_BASE = 2_000_000         # workers run as UID_BASE + n (root only, when possible)
 
@@ -54,6 +63,16 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _libc = ctypes.CDLL(None, use_errno=True)
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_NAME = "vit-grader"
+
+
+_CGROUP_SETTINGS: dict[str, dict[str, int]] = {
+    "memory": {"memory.limit_in_bytes": MEMORY_BYTES, "memory.swappiness": 0},
+    "pids": {"pids.max": PIDS},
+    # one CPU's worth per worker tree: a submission's spinning processes share it
+    "cpu": {"cpu.cfs_period_us": CPU_PERIOD_US, "cpu.cfs_quota_us": CPU_PERIOD_US},
+    "cpuacct": {},  # CPU time used, to judge a timeout fairly
+}
+_OPTIONAL_CONTROLLERS = {"cpu", "cpuacct"}
 
 
 class SandboxError(RuntimeError):
@@ -70,9 +89,13 @@ class Layer:
 @dataclass(frozen=True)
 class Capabilities:
     landlock_abi: int
-    netns: str | None          # "root" | "userns" | None
+    netns: str | None          # "root" | "userns" | None: how namespaces are entered
     cgroup: bool
     drop_uid: bool
+    no_privileges: bool = False   # every capability dropped and no_new_privs, verified
+    seccomp: bool = False
+    private_mounts: bool = False  # mount namespace with a tmpfs work folder
+    pidns: bool = False
     layers: tuple[Layer, ...] = field(default_factory=tuple)
 
     @property
@@ -83,24 +106,66 @@ class Capabilities:
     def network_isolated(self) -> bool:
         return self.netns is not None
 
+    def missing(self) -> list[str]:
+        """The layers ``strict`` needs that this machine does not offer, in words."""
+        return [what for what, ok in (
+            ("filesystem isolation", self.filesystem_isolated),
+            ("network isolation", self.network_isolated),
+            ("a tmpfs work folder", self.private_mounts), ("a PID namespace", self.pidns),
+            ("dropping every capability", self.no_privileges),
+            ("a seccomp filter", self.seccomp)) if not ok]
+
     @property
     def level(self) -> str:
-        """``strict`` when both the filesystem and the network are isolated, else ``basic``."""
-        return "strict" if self.filesystem_isolated and self.network_isolated else "basic"
+        """``strict`` when every layer that keeps the worker to itself is active (Landlock,
+        network, mount and PID namespaces, no capabilities, seccomp), else ``basic``."""
+        return "basic" if self.missing() else "strict"
 
     def summary(self) -> dict[str, object]:
         return {"level": self.level,
                 "layers": [layer.name for layer in self.layers if layer.active]}
 
 
-def _probe_in_child(fn: Callable[[], None], argv: list[str] | None = None) -> str | None:
-    """Run ``fn`` in a forked child (then ``argv``, if given); None when it works, else why."""
+def _probe_in_child(fn: Callable[[], None], argv: list[str] | None = None,
+                    check: Callable[[str], str | None] | None = None) -> str | None:
+    """Run ``fn`` in a forked child (then ``argv``, if given); None when it works, else why.
+    ``check`` judges what the child printed (None when it is right, else why not)."""
     try:
         proc = subprocess.run(argv or [sys.executable, "-I", "-c", "pass"], preexec_fn=fn,
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
     except (subprocess.SubprocessError, OSError) as exc:
         return str(exc).split(":")[0] or type(exc).__name__
-    return None if proc.returncode == 0 else f"exit status {proc.returncode}"
+    if proc.returncode != 0:
+        return f"exit status {proc.returncode}"
+    return check(proc.stdout.decode(errors="replace")) if check else None
+
+
+def _no_privileges(status: str) -> str | None:
+    """Why a ``/proc/<pid>/status`` shows a process that still holds a capability or lacks
+    ``no_new_privs``; None when it holds nothing."""
+    held = privileges.held(status)
+    kept = [f"{k} {v:x}" for k, v in held.items() if k.startswith("Cap") and v]
+    if kept:
+        return "capabilities left: " + ", ".join(kept)
+    return None if held.get("NoNewPrivs") == 1 else "no_new_privs is not set"
+
+
+def _probe_namespaces(mode: str) -> tuple[str | None, str | None]:
+    """Why a tmpfs work folder in a mount namespace, and process 1 of a PID namespace,
+    cannot be had in ``mode`` (None for each that works)."""
+    folder = tempfile.mkdtemp(prefix="grade-probe-")
+    try:
+        mounts = _probe_in_child(lambda: (confine.namespaces.enter(mode, mounts=True),
+                                          confine.namespaces.private_tmpfs(folder, 1 << 20)),
+                                 ["/bin/true"])
+        pids = _probe_in_child(lambda: (confine.namespaces.enter(mode, pids=True),
+                                        confine.namespaces.become_init()),
+                               ["/bin/sh", "-c", "echo $$"],
+                               lambda out: None if out.strip() == "1" else
+                               f"the worker is process {out.strip()}, not 1")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return mounts, pids
 
 
 def _python_readable_by_others() -> bool:
@@ -128,6 +193,11 @@ def _cgroup_available() -> str | None:
             (base / CGROUP_NAME).mkdir(exist_ok=True)
         except OSError as exc:
             return f"cannot create {base / CGROUP_NAME}: {exc.strerror}"
+    for controller in _OPTIONAL_CONTROLLERS:
+        try:
+            (CGROUP_ROOT / controller / CGROUP_NAME).mkdir(exist_ok=True)
+        except OSError:
+            pass  # no such controller: memory and pids still bound the worker
     return None
 
 
@@ -163,12 +233,42 @@ def probe() -> Capabilities:
     layers.append(Layer("network namespace", netns is not None,
                         "no network inside the worker" if netns else
                         "not available (" + "; ".join(reasons) + ")"))
+    mounts_why, pids_why = _probe_namespaces(netns) if netns else (
+        "needs the namespaces the network namespace needs", ) * 2
+    layers.append(Layer("tmpfs work folder", mounts_why is None,
+                        f"a mount namespace of its own; the work folder is a {DISK_BYTES >> 20} "
+                        "MiB tmpfs, gone with the worker" if mounts_why is None else
+                        f"not available ({mounts_why}); only the {FILE_BYTES >> 20} MiB file "
+                        "size limit bounds the disk"))
+    layers.append(Layer("PID namespace", pids_why is None,
+                        "the worker is process 1 of its own PID namespace: when it ends, the "
+                        "kernel ends every process it started" if pids_why is None else
+                        f"not available ({pids_why}); escaped processes are found and killed "
+                        "through the cgroup or as orphans"))
+    filter_why = syscall_filter.available()
+    status: list[str] = []
+    priv_why = _probe_in_child(
+        lambda: (privileges.drop_all(), filter_why is None and syscall_filter.install()),
+        ["/bin/cat", "/proc/self/status"], lambda out: status.append(out))
+    priv_why = priv_why or _no_privileges(status[0])
+    layers.append(Layer("no capabilities", priv_why is None,
+                        "every capability dropped (bounding, permitted, effective, "
+                        "inheritable, ambient), secure bits locked, no_new_privs"
+                        if priv_why is None else f"not available ({priv_why})"))
+    seccomp_why = filter_why or priv_why or (
+        None if privileges.held(status[0]).get("Seccomp") == 2 else "no filter was loaded")
+    layers.append(Layer("seccomp", seccomp_why is None,
+                        "denied: chmod/chown/xattr/utime, chattr, mknod, mount, namespaces, "
+                        "ptrace, bpf, perf, io_uring, keyrings, sethostname, nice < 0, "
+                        "real-time scheduling, Unix/netlink/packet sockets"
+                        if seccomp_why is None else f"not available ({seccomp_why})"))
     cgroup_why = _cgroup_available()
     if cgroup_why is None:
         sweep_stale_cgroups()
     layers.append(Layer("cgroup", cgroup_why is None,
-                        f"memory {MEMORY_BYTES >> 30} GiB and {PIDS} processes per worker; the "
-                        "whole process tree is killed through it" if cgroup_why is None else
+                        f"memory {MEMORY_BYTES >> 30} GiB, {PIDS} processes and one CPU per "
+                        "worker; the whole process tree is killed through it"
+                        if cgroup_why is None else
                         f"not used: {cgroup_why}; instead the grader kills a worker whose "
                         f"resident memory grows by over {MEMORY_BYTES >> 30} GiB or that holds "
                         f"over {PIDS} processes (sampled every 50 ms), and CPU workers' address "
@@ -179,17 +279,18 @@ def probe() -> Capabilities:
                         ("not needed: the grader is not root" if os.geteuid() != 0 else
                          "not used: the Python installation is not readable by other users "
                          f"({Path(sys.executable).resolve()})")))
-    layers.append(Layer("bubblewrap", False, "not used: Landlock and namespaces cover the same "
-                        "ground without a setuid or external binary"))
-    layers.append(Layer("seccomp", False, "not used: the network namespace already removes "
-                        "the network; Unix sockets by path are limited by Landlock and uids"))
+    layers.append(Layer("bubblewrap", False, "not used: Landlock, namespaces and seccomp cover "
+                        "the same ground without a setuid or external binary"))
     return Capabilities(landlock_abi=abi, netns=netns, cgroup=cgroup_why is None,
-                        drop_uid=drop, layers=tuple(layers))
+                        drop_uid=drop, no_privileges=priv_why is None,
+                        seccomp=seccomp_why is None,
+                        private_mounts=mounts_why is None, pidns=pids_why is None,
+                        layers=tuple(layers))
 
 
 def sweep_stale_cgroups() -> None:
     """Remove the empty cgroups of graders that were killed before they could clean up."""
-    for controller in ("memory", "pids"):
+    for controller in _CGROUP_SETTINGS:
         for path in (CGROUP_ROOT / controller / CGROUP_NAME).glob("w*-*"):
             owner = path.name[1:].split("-")[0]
             if owner.isdigit() and not Path(f"/proc/{owner}").exists():
@@ -234,7 +335,7 @@ def _readable_roots(device: str) -> tuple[str, ...]:
     roots = {"/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
              "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo",
              "/proc/stat", "/proc/sys", "/sys/devices/system/cpu",
-             "/sys/fs/cgroup", "/dev/urandom", "/dev/random", "/dev/zero",
+             "/dev/urandom", "/dev/random", "/dev/zero",
              sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["stdlib"],
              str(Path(sys.executable).resolve().parent.parent), *site.getsitepackages()}
     for path in list(roots):
@@ -262,10 +363,10 @@ class Sandbox:
     def _make_cgroups(self) -> None:
         if not self.caps.cgroup:
             return
-        for controller, settings in (("memory", {"memory.limit_in_bytes": MEMORY_BYTES,
-                                                 "memory.swappiness": 0}),
-                                     ("pids", {"pids.max": PIDS})):
+        for controller, settings in _CGROUP_SETTINGS.items():
             path = CGROUP_ROOT / controller / CGROUP_NAME / self.name
+            if controller in _OPTIONAL_CONTROLLERS and not path.parent.is_dir():
+                continue
             path.mkdir(exist_ok=True)
             for key, value in settings.items():
                 try:
@@ -274,6 +375,17 @@ class Sandbox:
                     if key != "memory.swappiness":
                         raise
             self.cgroups.append(path)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the worker's whole tree has used so far (cpuacct), or None without it."""
+        for path in self.cgroups:
+            usage = path / "cpuacct.usage"
+            if usage.exists():
+                try:
+                    return int(usage.read_text()) / 1e9
+                except (OSError, ValueError):
+                    return None
+        return None
 
     def out_of_memory(self) -> bool:
         """Whether the memory cgroup hit its limit (the kernel's OOM killer acted)."""
@@ -304,6 +416,8 @@ class Sandbox:
         argv = [sys.executable, "-I", "-u", "-c", bootstrap,
                 str(workdir / "submission"), str(request_fd), str(response_fd)]
         spec = self.spec(workdir)
+        if spec["seccomp"]:
+            syscall_filter.program()  # compiled here, loaded by the child
         return LaunchSpec(argv=argv, env=env, cwd=workdir / "submission",
                           preexec_fn=lambda: confine.confine(spec), spec=spec)
 
@@ -315,6 +429,9 @@ class Sandbox:
                 # a CUDA context reserves far more address space than any useful cap
                 "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
                 "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
+                "ns_mode": caps.netns, "pidns": caps.pidns,
+                "disk_bytes": DISK_BYTES if caps.private_mounts else None,
+                "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
                 "landlock_abi": caps.landlock_abi, "readable": list(_readable_roots(self.device)),
                 "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}
 
@@ -354,6 +471,55 @@ class Sandbox:
                 except OSError:
                     time.sleep(0.01)
         self.cgroups = []
+
+
+_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS = 0x80086601, 0x40086602
+_UNDELETABLE = 0x00000010 | 0x00000020  # FS_IMMUTABLE_FL, FS_APPEND_FL
+
+
+def remove_workdir(path: Path) -> str | None:
+    """Remove a worker's folder and check that it is gone. Whatever resists a plain removal
+    (immutable or append-only flags, folders without write permission) is made removable
+    and removed; None when the folder is gone, else what is left and why."""
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.lexists(path):
+        return None
+    for entry in [path, *path.rglob("*")]:
+        _make_removable(entry)
+    errors: list[str] = []
+
+    def note(_fn: object, where: str, exc: object) -> None:
+        errors.append(f"{where}: {exc[1] if isinstance(exc, tuple) else exc}")
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=note)
+    else:
+        shutil.rmtree(path, onerror=note)
+    if not os.path.lexists(path):
+        return None
+    return f"the work folder {path} could not be removed: " + "; ".join(errors[:3])
+
+
+def _make_removable(path: Path) -> None:
+    import fcntl
+    import struct
+
+    try:
+        if path.is_symlink():
+            return
+        if path.is_dir():
+            os.chmod(path, 0o700)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        flags = struct.unpack("l", fcntl.ioctl(fd, _FS_IOC_GETFLAGS, b"\0" * 8))[0]
+        if flags & _UNDELETABLE:
+            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, struct.pack("l", flags & ~_UNDELETABLE))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def signal_all(pids: set[int], signum: int) -> None:

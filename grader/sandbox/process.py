@@ -8,31 +8,53 @@ fresh worker (learner modules are imported again there).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import faults, forkserver, isolation
+from grader.inert import inert
+
+from . import faults, forkserver, gpu_watch, isolation, reply
 from .harness import protocol
+from .reply import Reply
 from .treewatch import TreeWatch
 
 FD_OUTPUT_CAP = 64 * 1024
+STARVED_SHARE = 0.5  # a timed-out call waited for a CPU over half its time, and used less
 
 
-@dataclass
-class Reply:
-    value: Any
-    output: str
-    duration_s: float
+def _run_delay(pid: int | None) -> float | None:
+    """Seconds ``pid`` has spent runnable but waiting for a CPU (``/proc/<pid>/schedstat``)."""
+    if pid is None:
+        return None
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _on_cuda(value: Any) -> bool:
+    """Whether a decoded result holds a tensor that says it is on a CUDA device."""
+    found = []
+    protocol.map_leaves(value, lambda leaf: found.append(leaf)
+                        if str(getattr(leaf, "device", "")).startswith("cuda") else None)
+    return bool(found)
+
+
+def _holds_handles(value: Any) -> bool:
+    """Whether arguments refer to learner objects (lost when the worker is replaced)."""
+    found = []
+    protocol.map_leaves(value, lambda leaf: found.append(leaf)
+                        if isinstance(leaf, protocol.Handle) else None)
+    return bool(found)
 
 
 class _Drain(threading.Thread):
-    """Reads the worker's fd 1/2 to the end, keeping the first ``cap`` bytes."""
+    """Reads the worker's fd 1/2 to the end, keeping the first ``cap`` bytes (shown inert)."""
 
     def __init__(self, stream: Any, cap: int = FD_OUTPUT_CAP) -> None:
         super().__init__(daemon=True)
@@ -51,7 +73,7 @@ class _Drain(threading.Thread):
 
     def take(self) -> str:
         with self.lock:
-            text = self.kept[self.taken:].decode(errors="replace")
+            text = inert(self.kept[self.taken:].decode(errors="replace"))
             self.taken = len(self.kept)
             if self.dropped and self.taken >= self.cap:
                 text += f"\n[output truncated: {self.dropped} more bytes]"
@@ -81,6 +103,9 @@ class WorkerProcess:
         self._drain: _Drain | None = None
         self._watch: TreeWatch | None = None
         self._req_w = self._resp_r = -1
+        self._main: tuple[int, int] | None = None  # (worker pid, pid of its learner process)
+        self.starved_retries = 0  # calls sent again after a timeout they did not cause
+        self.device_evidence = ""  # for a CUDA worker: how its device is known (gpu_watch)
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -162,7 +187,9 @@ class WorkerProcess:
         if self.sandbox is not None:
             self.sandbox.cleanup()
         if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            left = isolation.remove_workdir(self.workdir)
+            if left:
+                print(f"grader: {left}", file=sys.stderr)
             self.workdir = None
 
     def __enter__(self) -> WorkerProcess:
@@ -186,34 +213,92 @@ class WorkerProcess:
             frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})])
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
-        left = (self.deadline or float("inf")) - time.monotonic()
-        if left <= 0:
-            raise faults.TimedOut(self.budget_s, message=self._budget_message())
-        deadline = time.monotonic() + min(timeout, left)
-        try:
-            protocol.write_frame(self._req_w, frame, deadline)
-            head, blobs = protocol.read_frame(self._resp_r, deadline)
-        except protocol.ReadTimeout:
-            self.stop()
-            if timeout > left:
-                raise faults.TimedOut(self.budget_s, message=self._budget_message()) from None
-            raise faults.TimedOut(timeout) from None
-        except (protocol.PeerClosed, BrokenPipeError):
-            code = self.proc.wait() if self.proc is not None else None
-            why = self._why_it_ended(code)
-            self.stop()
-            raise faults.Crashed(code, why=why) from None
-        except protocol.ProtocolError as exc:
-            self.stop()
-            raise faults.BadReturn(f"the result could not be read: {exc}") from None
-        output = str(head.get("output", ""))
-        if not head.get("ok"):
-            raise self._fault(head, output, module)
-        try:
-            value = protocol.decode_value(head, blobs, tensor_device=None)
-        except protocol.ProtocolError as exc:
-            raise faults.BadReturn(f"the result could not be read: {exc}", output=output) from None
-        return Reply(value=value, output=output, duration_s=float(head.get("duration_s", 0.0)))
+        retryable = handle is None and not _holds_handles((args, kwargs))
+        head, blobs = self._exchange(frame, timeout, retryable)
+        answer = reply.read(head, blobs, op=op)  # faults.BadReturn when it cannot be read
+        if isinstance(answer, reply.Failure):
+            raise self._fault(answer, module)
+        if self.device.startswith("cuda") and self.device_evidence != gpu_watch.OBSERVED \
+                and _on_cuda(answer.value):
+            self.device_evidence = gpu_watch.evidence(self._main_pid())
+            if self.device_evidence == gpu_watch.NOT_SEEN:
+                raise reply.unreadable("its tensors say they are on a GPU, but its process "
+                                       "holds no GPU memory (NVML)", answer.output)
+        return answer
+
+    def _exchange(self, frame: protocol.Frame, timeout: float,
+                  retryable: bool) -> tuple[dict[str, Any], list[bytes]]:
+        """Send one request and read its reply within the call's wall clock. A call that ran
+        out of time while its worker was starved (it waited for a CPU most of the time and
+        its tree used little: load it did not cause) is sent once more to a fresh worker
+        when it holds no learner object; any other timeout is the learner's."""
+        for attempt in range(2):
+            left = (self.deadline or float("inf")) - time.monotonic()
+            if left <= 0:
+                raise faults.TimedOut(self.budget_s, message=self._budget_message())
+            deadline = time.monotonic() + min(timeout, left)
+            fairness = self._fairness_sample()
+            try:
+                protocol.write_frame(self._req_w, frame, deadline)
+                return protocol.read_frame(self._resp_r, deadline)
+            except protocol.ReadTimeout:
+                starved = self._was_starved(fairness)
+                self.stop()
+                if timeout > left:
+                    raise faults.TimedOut(self.budget_s,
+                                          message=self._budget_message()) from None
+                if not (starved and retryable and attempt == 0):
+                    raise faults.TimedOut(timeout) from None
+                self.starved_retries += 1
+                self.start()
+            except (protocol.PeerClosed, BrokenPipeError):
+                code = self.proc.wait() if self.proc is not None else None
+                why = self._why_it_ended(code)
+                self.stop()
+                raise faults.Crashed(code, why=why) from None
+            except protocol.ProtocolError as exc:
+                self.stop()
+                raise reply.unreadable(str(exc)) from None
+        raise AssertionError("unreachable")
+
+    # -- fairness: was a timed-out call starved by load it did not cause? ---------------
+    def _fairness_sample(self) -> tuple[float, float | None, float | None]:
+        """(now, CPU seconds the worker's tree used, seconds its main process waited for a
+        CPU) at the start of a call."""
+        return time.monotonic(), self._tree_cpu(), _run_delay(self._main_pid())
+
+    def _was_starved(self, start: tuple[float, float | None, float | None]) -> bool:
+        t0, cpu0, delay0 = start
+        wall = time.monotonic() - t0
+        cpu, delay = self._tree_cpu(), _run_delay(self._main_pid())
+        if wall <= 0 or None in (cpu0, delay0, cpu, delay):
+            return False
+        return delay - delay0 > STARVED_SHARE * wall and cpu - cpu0 < STARVED_SHARE * wall
+
+    def _tree_cpu(self) -> float | None:
+        if self.sandbox is not None and (used := self.sandbox.cpu_seconds()) is not None:
+            return used
+        if self._watch is not None:
+            return self._watch.cpu_seconds
+        return None
+
+    def _main_pid(self) -> int | None:
+        """The process that runs the learner's code: the worker, or its only child when the
+        worker is a PID namespace's waiter."""
+        if self.proc is None:
+            return None
+        if self._main is None or self._main[0] != self.proc.pid:
+            main = self.proc.pid
+            if self.sandbox is not None and self.sandbox.caps.pidns:
+                try:
+                    children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
+                except OSError:
+                    children = []
+                if not children:
+                    return None
+                main = int(children[0])
+            self._main = (self.proc.pid, main)
+        return self._main[1]
 
     def _budget_message(self) -> str:
         return (f"timed out: the submission's time budget of {self.budget_s:g} s for all its "
@@ -230,27 +315,28 @@ class WorkerProcess:
             return f"file size limit of {isolation.FILE_BYTES >> 20} MiB"
         return ""
 
-    def _fault(self, head: dict[str, Any], output: str, module: str) -> faults.LearnerFault:
-        kind, where = head.get("kind"), head.get("where")
-        tb = [str(line) for line in head.get("traceback", [])]
-        message, exc_type = str(head.get("message", "")), str(head.get("type", "Exception"))
-        kw = {"output": output, "traceback": tb}
+    def _fault(self, failure: reply.Failure, module: str) -> faults.LearnerFault:
+        """The fault of a call that failed (its fields are checked and inert already)."""
+        kind, where, exc_type, message = (failure.kind, failure.where, failure.exc_type,
+                                          failure.message)
+        kw = {"output": failure.output, "traceback": failure.traceback}
         if kind == "bad_return":
             return faults.BadReturn(f"the function returned {message}", **kw)
         if where == "import":
             if kind == "missing" or exc_type == "FileNotFoundError":
                 return faults.NotSubmitted(f"{module}.py was not submitted", **kw)
             if exc_type in ("SyntaxError", "IndentationError", "TabError"):
-                line = head.get("lineno")
                 return faults.ImportFailed(
-                    f"{module}.py has a {exc_type} at line {line}: {message.split(' (line')[0]}",
-                    **kw)
+                    f"{module}.py has a {exc_type} at line {failure.lineno}: "
+                    f"{message.split(' (line')[0]}", **kw)
             return faults.ImportFailed(
                 f"{module}.py raised {exc_type} while being imported: {message}", **kw)
         if kind == "missing":
             return faults.MissingName(f"{module}.py {message}", **kw)
         if exc_type == "NotImplementedError":
             return faults.NotImplementedYet("not implemented yet (the function raises "
-                                            "NotImplementedError)", output=output)
-        mro = [str(m) for m in head.get("mro", [])]
-        return faults.LearnerRaised(exc_type, mro, message, **kw)
+                                            "NotImplementedError)", output=failure.output)
+        if message.startswith("[Errno 28]") and "OSError" in failure.mro and \
+                self.sandbox is not None and self.sandbox.caps.private_mounts:
+            return faults.DiskFull(exc_type, failure.mro, message, isolation.DISK_BYTES, **kw)
+        return faults.LearnerRaised(exc_type, failure.mro, message, **kw)

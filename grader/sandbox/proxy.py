@@ -14,19 +14,34 @@ from typing import Any
 from . import faults
 from .harness.protocol import Handle, Recipe
 from .process import WorkerProcess
+from .reply import OUTPUT_CAP, ROOM
 
 
 @dataclass
 class CallLog:
-    """What the learner's calls of one test printed, and how long they ran."""
+    """What the learner's calls of one test printed (at most ``cap`` characters in all, like
+    one call's), and how long they ran."""
 
     output: list[str] = field(default_factory=list)
     learner_time_s: float = 0.0
     last_duration_s: float = 0.0
     calls: int = 0
+    cap: int = OUTPUT_CAP + ROOM
+    kept: int = 0
+    dropped: int = 0
+
+    def add(self, text: str) -> None:
+        room = max(self.cap - self.kept, 0)
+        if text[:room]:
+            self.output.append(text[:room])
+            self.kept += len(text[:room])
+        self.dropped += max(len(text) - room, 0)
 
     def text(self) -> str:
-        return "".join(self.output)
+        text = "".join(self.output)
+        if self.dropped:
+            text += f"\n[output truncated: {self.dropped} more characters in this test]"
+        return text
 
 
 class LearnerProxy:
@@ -42,9 +57,9 @@ class LearnerProxy:
                                          kwargs=kwargs, timeout=self._timeout,
                                          handle=None if handle is None else handle.id)
         except Exception as exc:
-            self._log.output.append(getattr(exc, "output", "") + self._worker.take_output())
+            self._log.add(getattr(exc, "output", "") + self._worker.take_output())
             raise
-        self._log.output.append(reply.output + self._worker.take_output())
+        self._log.add(reply.output + self._worker.take_output())
         self._log.learner_time_s += reply.duration_s
         self._log.last_duration_s = reply.duration_s
         return reply.value

@@ -11,6 +11,11 @@ sizes the header lists. Values are encoded as JSON with tagged objects:
 - ``{"$r": name, "p": params}`` a trusted recipe the worker builds into a callable;
 - ``{"$h": id}`` an object that lives in the worker (a handle).
 
+Decoding trusts nothing: every tag must have exactly its keys and their types, integers fit in
+64 bits, a plain float is finite, a tensor's dtype is one of ``TENSOR_DTYPES`` and its values
+travel as that dtype's numpy type; anything else raises ``ProtocolError`` (never ``KeyError``,
+``TypeError``, ``ValueError`` or ``OverflowError``).
+
 This module is part of the public harness copied next to the learner's code: it imports only
 the standard library and numpy (torch only when a tensor is actually met).
 """
@@ -36,6 +41,22 @@ HEADER = struct.Struct(">Q")
 MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
 MAX_DEPTH = 64
+MAX_BLOBS = 1 << 20
+_INT_MIN, _INT_END = -(1 << 63), 1 << 64  # integers travel as int64 or uint64 at most
+# The torch dtypes a tensor may have, and the numpy dtype its values travel as (bfloat16 as
+# float32: numpy has none). Every other dtype (float8, quantised, bits, complex32, ...) is
+# refused.
+TENSOR_DTYPES = {
+    "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "int32": "int32",
+    "int64": "int64", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "bfloat16": "float32", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+_DEVICE = re.compile(r"cpu|cuda(?::\d{1,4})?")
+# Each tag and the keys its object has, exactly.
+_TAG_KEYS = {"$f": {"$f"}, "$c": {"$c"}, "$t": {"$t"}, "$d": {"$d"}, "$a": {"$a"},
+             "$s": {"$s"}, "$T": {"$T", "dtype", "device"}, "$h": {"$h"}, "$r": {"$r", "p"}}
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 class ProtocolError(Exception):
@@ -121,10 +142,13 @@ def _plain_header(blob: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dt
     if match is None:
         return None
     descr, fortran, dims = match.groups()
-    if descr not in _DTYPES:
-        _DTYPES[descr] = np.dtype(descr.decode())
+    dtype = _DTYPES.get(descr)
+    if dtype is None:
+        dtype = np.dtype(descr.decode())
+        if len(_DTYPES) < 256:  # the usual few; a peer cannot grow the cache without end
+            _DTYPES[descr] = dtype
     shape = tuple(int(d) for d in dims.split(b",") if d.strip())
-    return shape, fortran == b"True", _DTYPES[descr], end
+    return shape, fortran == b"True", dtype, end
 
 
 def _parts(blob: bytes | tuple[bytes, memoryview]) -> tuple[bytes | memoryview, ...]:
@@ -222,6 +246,12 @@ def _load_npy(blob: bytes | bytearray) -> np.ndarray:
         raise ProtocolError(f"malformed array: {exc}") from None
 
 
+def _shown(value: Any) -> str:
+    """A short, quoted form of something a peer sent, for an error message."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class _Decoder:
     def __init__(self, blobs: list[bytes], *, allow_recipes: bool, tensor_device: str | None):
         self.blobs = blobs
@@ -236,53 +266,97 @@ class _Decoder:
     def decode(self, node: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise ProtocolError("value is nested too deeply")
-        if node is None or isinstance(node, (bool, int, float, str)):
+        kind = type(node)
+        if node is None or kind is bool or kind is str:
             return node
-        if isinstance(node, list):
+        if kind is int:
+            if not _INT_MIN <= node < _INT_END:
+                raise ProtocolError("an integer outside the 64-bit range")
+            return node
+        if kind is float:
+            if not math.isfinite(node):
+                raise ProtocolError("a non-finite number outside its tag")
+            return node
+        if kind is list:
             return [self.decode(v, depth + 1) for v in node]
-        if not isinstance(node, dict) or len(node) == 0:
+        if kind is not dict:
             raise ProtocolError("malformed value")
-        if "$f" in node:
-            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[node["$f"]]
-        if "$c" in node:
-            re, im = (self.decode(v, depth + 1) for v in node["$c"])
-            return complex(float(re), float(im))
-        if "$t" in node:
-            return tuple(self.decode(v, depth + 1) for v in node["$t"])
-        if "$d" in node:
-            return {self._key(k, depth): self.decode(v, depth + 1) for k, v in node["$d"]}
-        if "$a" in node:
-            return _load_npy(self._blob(node["$a"]))
-        if "$s" in node:
-            arr = _load_npy(self._blob(node["$s"]))
+        tags = [k for k in node if type(k) is str and k.startswith("$")]
+        if len(tags) != 1:
+            raise ProtocolError("malformed value: an object without exactly one tag")
+        tag = tags[0]
+        if tag not in _TAG_KEYS or (tag == "$r" and not self.allow_recipes):
+            raise ProtocolError(f"malformed value: an unknown tag {_shown(tag)}")
+        if node.keys() != _TAG_KEYS[tag]:
+            raise ProtocolError(f"malformed value: a {tag} object with the keys "
+                                f"{_shown(sorted(node))}")
+        body = node[tag]
+        if tag == "$f":
+            if type(body) is not str or body not in _NON_FINITE:
+                raise ProtocolError(f"malformed number {_shown(body)}")
+            return _NON_FINITE[body]
+        if tag in ("$c", "$t", "$d") and type(body) is not list:
+            raise ProtocolError(f"malformed value: {tag} holds {type(body).__name__}, not a list")
+        if tag == "$c":
+            parts = [self.decode(v, depth + 1) for v in body]
+            if len(parts) != 2 or not all(type(v) in (int, float) for v in parts):
+                raise ProtocolError("malformed complex number")
+            return complex(float(parts[0]), float(parts[1]))
+        if tag == "$t":
+            return tuple(self.decode(v, depth + 1) for v in body)
+        if tag == "$d":
+            return dict(self._item(item, depth) for item in body)
+        if tag == "$a":
+            return _load_npy(self._blob(body))
+        if tag == "$s":
+            arr = _load_npy(self._blob(body))
             if arr.ndim != 0:
                 raise ProtocolError("malformed scalar")
             return arr[()]
-        if "$T" in node:
+        if tag == "$T":
             return self._tensor(node)
-        if "$h" in node:
-            return Handle(int(node["$h"]))
-        if "$r" in node and self.allow_recipes:
-            return Recipe(str(node["$r"]), self.decode(node["p"], depth + 1))
-        raise ProtocolError("malformed value")
+        if tag == "$h":
+            if type(body) is not int or not 0 <= body < 1 << 63:
+                raise ProtocolError(f"malformed handle {_shown(body)}")
+            return Handle(body)
+        params = self.decode(node["p"], depth + 1)  # "$r", allowed
+        if type(body) is not str or type(params) is not dict:
+            raise ProtocolError("malformed recipe")
+        return Recipe(body, params)
 
-    def _key(self, node: Any, depth: int) -> Any:
-        key = self.decode(node, depth + 1)
+    def _item(self, item: Any, depth: int) -> tuple[Any, Any]:
+        if type(item) is not list or len(item) != 2:
+            raise ProtocolError("malformed dict item")
+        key = self.decode(item[0], depth + 1)
         if not isinstance(key, (str, int, float, bool, tuple)) and key is not None:
             raise ProtocolError("unhashable dict key")
-        return key
+        try:
+            hash(key)
+        except TypeError:
+            raise ProtocolError("unhashable dict key") from None
+        return key, self.decode(item[1], depth + 1)
 
     def _tensor(self, node: dict[str, Any]) -> Any:
-        import torch
-
+        name, device = node["dtype"], node["device"]
+        if type(name) is not str or name.removeprefix("torch.") not in TENSOR_DTYPES:
+            raise ProtocolError(f"a tensor of dtype {_shown(name)}, which is not one of the "
+                                "dtypes the grader reads")
+        name = name.removeprefix("torch.")
+        if type(device) is not str or not _DEVICE.fullmatch(device):
+            raise ProtocolError(f"a tensor on device {_shown(device)}")
         arr = _load_npy(self._blob(node["$T"]))
-        name = str(node.get("dtype", "")).removeprefix("torch.")
-        dtype = getattr(torch, name, None)
-        if not isinstance(dtype, torch.dtype):
-            raise ProtocolError(f"unknown tensor dtype {name!r}")
-        t = torch.from_numpy(arr.copy()).to(dtype)
-        device = self.tensor_device or str(node.get("device", "cpu"))
+        if arr.dtype != np.dtype(TENSOR_DTYPES[name]):
+            raise ProtocolError(f"a torch.{name} tensor whose values are {arr.dtype}")
+        try:
+            import torch
+        except ImportError:
+            raise ProtocolError("a torch tensor, and torch is not installed here") from None
+        t = torch.from_numpy(arr.copy()).to(getattr(torch, name))
+        device = self.tensor_device or device
         if device.startswith("cuda") and torch.cuda.is_available():
+            index = int(device.partition(":")[2] or 0)
+            if index >= torch.cuda.device_count():
+                raise ProtocolError(f"a tensor on device {_shown(device)}, which is not here")
             t = t.to(device)
         return t
 
@@ -308,8 +382,16 @@ def encode_message(header: dict[str, Any], payload: Any) -> bytes:
 
 def decode_value(head: dict[str, Any], blobs: list[bytes], *, allow_recipes: bool = False,
                  tensor_device: str | None = None) -> Any:
-    return _Decoder(blobs, allow_recipes=allow_recipes,
-                    tensor_device=tensor_device).decode(head.get("value"))
+    """The value of a frame; ``ProtocolError`` for anything that is not well-formed plain
+    data (the checks above; the ``except`` is a backstop, not the rule)."""
+    try:
+        return _Decoder(blobs, allow_recipes=allow_recipes,
+                        tensor_device=tensor_device).decode(head.get("value"))
+    except ProtocolError:
+        raise
+    except (LookupError, TypeError, ValueError, ArithmeticError, RecursionError,
+            RuntimeError) as exc:  # a check missed above: still the peer's malformed data
+        raise ProtocolError(f"malformed value ({type(exc).__name__})") from None
 
 
 def widen_pipe(fd: int, size: int = 1 << 20) -> None:
@@ -394,7 +476,7 @@ def _parse_frame(take: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[b
     if size > MAX_HEADER_BYTES:
         raise ProtocolError(f"message header of {size} bytes is over the limit")
     try:
-        head = json.loads(take(size))
+        head = json.loads(take(size), parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         raise ProtocolError("malformed message header") from None
     if not isinstance(head, dict):
@@ -402,7 +484,14 @@ def _parse_frame(take: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[b
     sizes = head.get("blobs", [])
     if not isinstance(sizes, list) or not all(type(s) is int and s >= 0 for s in sizes):
         raise ProtocolError("malformed blob table")
+    if len(sizes) > MAX_BLOBS:
+        raise ProtocolError(f"{len(sizes)} arrays, over the limit of {MAX_BLOBS}")
     if sum(sizes) > max_blob_bytes:
         raise ProtocolError(f"the result is {sum(sizes) / 2**20:.0f} MiB, over the "
                             f"{max_blob_bytes / 2**20:.0f} MiB limit")
     return head, [take(s) for s in sizes]
+
+
+def _refuse_constant(name: str) -> Any:
+    """JSON's ``NaN`` and ``Infinity`` are not in the format (non-finite floats are tagged)."""
+    raise ValueError(f"{name} in a header")

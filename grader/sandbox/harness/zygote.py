@@ -103,7 +103,10 @@ def main(argv: list[str] | None = None) -> None:
         import torch
 
         torch.set_num_threads(1)
-    from . import protocol, recipes, worker  # noqa: F401 - warm the harness too
+    from . import protocol, recipes, syscall_filter, worker  # noqa: F401 - warm the harness
+
+    if syscall_filter.available() is None:
+        syscall_filter.program()  # compiled once here; each forked worker only loads it
 
     control = socket.socket(fileno=control_fd)
     control.sendall(b'{"ready": true}\n')  # everything is imported: its folder may go

@@ -1,0 +1,144 @@
+"""The worker's own namespaces (Linux): no network, its own mounts, its own process tree.
+
+- ``enter(mode, net=..., mounts=..., pids=...)``: new namespaces, as root or through an
+  unprivileged user namespace (``mode`` ``"root"`` or ``"userns"``).
+- ``private_tmpfs(path, size)``: in the new mount namespace, a size-limited tmpfs replaces
+  the work folder, with the folder's files copied in. What the learner writes is bounded by
+  the size (``ENOSPC`` past it) and vanishes with the worker's last process, whatever flags or
+  modes were set on it; nothing it writes reaches the grader's disk.
+- ``become_init()``: after ``enter(pids=True)``, fork: the child is process 1 of the new PID
+  namespace and goes on to be the worker; the parent stays outside as a waiter that ends
+  with the child's status. When process 1 ends, the kernel kills every process left in its
+  namespace, so nothing the learner started (``setsid`` or not) outlives the worker; process
+  1 gets SIGKILL when its waiter dies, which dies with the grader.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import stat
+from pathlib import Path
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
+    0x00020000, 0x10000000, 0x20000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what} failed: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def enter(mode: str, *, net: bool = True, mounts: bool = False, pids: bool = False) -> None:
+    """New network (``net``), mount (``mounts``) and PID (``pids``, for the next child)
+    namespaces: as root, or inside a new user namespace where this uid maps to itself."""
+    flags = (CLONE_NEWNET if net else 0) | (CLONE_NEWNS if mounts else 0) | \
+        (CLONE_NEWPID if pids else 0)
+    if mode == "root":
+        unshare(flags)
+        return
+    uid, gid = os.getuid(), os.getgid()
+    unshare(CLONE_NEWUSER | flags)
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+
+
+def _mount(source: str | None, target: str | None, fstype: str | None, flags: int,
+           data: str | None) -> None:
+    def enc(text: str | None) -> bytes | None:
+        return None if text is None else text.encode()
+
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
+                       enc(data)), f"mount {target}")
+
+
+def private_tmpfs(path: str, size_bytes: int, uid: int | None = None) -> None:
+    """Replace the folder ``path`` by a tmpfs of ``size_bytes`` holding a copy of its files
+    (in this process's own mount namespace; the original is left untouched)."""
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates to the host
+    original = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        owner = f",uid={uid},gid={uid}" if uid is not None else ""
+        _mount("grade-work", path, "tmpfs", _MS_NOSUID | _MS_NODEV,
+               f"size={size_bytes},mode=0700{owner}")
+        target = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            _copy_tree(original, target, uid)
+        finally:
+            os.close(target)
+    finally:
+        os.close(original)
+
+
+def _copy_tree(src: int, dst: int, uid: int | None, depth: int = 0) -> None:
+    """Copy the regular files and folders under the directory fd ``src`` into ``dst``."""
+    if depth > 8:
+        return
+    for name in os.listdir(src):
+        info = os.stat(name, dir_fd=src, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            os.mkdir(name, 0o700, dir_fd=dst)
+            inner_src = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=src)
+            inner_dst = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=dst)
+            try:
+                _copy_tree(inner_src, inner_dst, uid, depth + 1)
+            finally:
+                os.close(inner_src)
+                os.close(inner_dst)
+        elif stat.S_ISREG(info.st_mode):
+            fin = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=src)
+            fout = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=dst)
+            try:
+                while chunk := os.read(fin, 1 << 20):
+                    os.write(fout, chunk)
+            finally:
+                os.close(fin)
+                os.close(fout)
+        else:
+            continue
+        if uid is not None:
+            os.chown(name, uid, uid, dir_fd=dst, follow_symlinks=False)
+
+
+def become_init() -> None:
+    """Fork into the new PID namespace; return only in the child (process 1 there)."""
+    pid = os.fork()
+    if pid == 0:
+        _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "PR_SET_PDEATHSIG")
+        if os.getppid() == 0:  # the waiter is outside this namespace: 0 means it is alive
+            return
+        os._exit(70)  # the waiter died before the prctl took effect
+    _wait_and_mirror(pid)
+
+
+def _wait_and_mirror(pid: int) -> None:
+    """The waiter: hold nothing, wait for process 1, end the way it ended."""
+    os.closerange(0, 65536)  # none of the worker's pipes stays open in here
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(70)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            signal.signal(sig, signal.SIG_DFL)  # (not possible, nor needed, for SIGKILL)
+        except (OSError, ValueError):
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status))

@@ -1,0 +1,101 @@
+"""A timeout is judged fairly: a call that ran out of wall time while its worker waited for a
+CPU taken by load it did not cause is sent once more to a fresh worker; a call that sleeps,
+or that its own processes slow down, is a timeout at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader.sandbox import faults, isolation
+from grader.sandbox.process import WorkerProcess
+
+COMPUTE = "def work(seconds):\n    import time\n    end = time.process_time() + seconds\n" \
+          "    while time.process_time() < end:\n        pass\n    return 'done'\n"
+SLEEP = "def work(seconds):\n    import time\n    time.sleep(1000)\n"
+OWN_LOAD = ("def work(seconds):\n    import os\n    for _ in range(4):\n"
+            "        if os.fork() == 0:\n            while True:\n                pass\n"
+            "    import time\n    end = time.process_time() + seconds\n"
+            "    while time.process_time() < end:\n        pass\n    return 'done'\n")
+
+can_starve = pytest.mark.skipif(
+    os.geteuid() != 0 or os.cpu_count() < 2 or not isolation.probe().pidns,
+    reason="needs root (a real-time competitor), 2 CPUs and the worker's PID namespace")
+
+
+def _worker(tmp_path, source: str) -> WorkerProcess:
+    (tmp_path / "m.py").write_text(source)
+    worker = WorkerProcess({"m": tmp_path / "m.py"})
+    worker.start()
+    return worker
+
+
+def _competitor(cpu: int) -> subprocess.Popen:
+    """A real-time busy loop on ``cpu``: a CFS task there gets only what RT throttling
+    leaves (5% by default)."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    os.sched_setaffinity(proc.pid, {cpu})
+    os.sched_setscheduler(proc.pid, os.SCHED_FIFO, os.sched_param(1))
+    return proc
+
+
+@can_starve
+def test_a_call_starved_by_someone_else_is_retried_once(tmp_path):
+    worker = _worker(tmp_path, COMPUTE)
+    competitor = None
+    try:
+        worker.request("call", module="m", func="work", args=(0.01,), timeout=5)  # imported
+        os.sched_setaffinity(worker._main_pid(), {0})
+        competitor = _competitor(0)
+        reply = worker.request("call", module="m", func="work", args=(0.5,), timeout=2)
+        assert reply.value == "done"  # the fresh worker is not pinned beside the competitor
+        assert worker.starved_retries == 1
+    finally:
+        if competitor is not None:
+            competitor.kill()
+            competitor.wait()
+        worker.stop()
+
+
+@pytest.mark.parametrize("source", [SLEEP, OWN_LOAD], ids=["sleeps", "its_own_load"])
+def test_a_call_that_is_slow_by_itself_times_out_at_once(tmp_path, source):
+    worker = _worker(tmp_path, source)
+    try:
+        started = time.monotonic()
+        with pytest.raises(faults.TimedOut):
+            worker.request("call", module="m", func="work", args=(30,), timeout=1.5)
+        assert time.monotonic() - started < 2.5  # not run a second time
+        assert worker.starved_retries == 0
+    finally:
+        worker.stop()
+
+
+SPIN_WALL = ("def work(seconds):\n    import os, time\n    for _ in range(3):\n"
+             "        if os.fork() == 0:\n            while True:\n                pass\n"
+             "    end = time.monotonic() + seconds\n    while time.monotonic() < end:\n"
+             "        pass\n    return 'done'\n")
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="one CPU is all there is")
+def test_a_worker_tree_gets_one_cpu_at_most(tmp_path):
+    """Four busy processes of one worker share one CPU (the cgroup's quota, or the grader's
+    sampling where there is no cgroup)."""
+    worker = _worker(tmp_path, SPIN_WALL)
+    try:
+        cpu0, t0 = worker._tree_cpu(), time.monotonic()
+        assert worker.request("call", module="m", func="work", args=(2.0,), timeout=10).value \
+            == "done"
+        used, wall = worker._tree_cpu() - cpu0, time.monotonic() - t0
+        assert used / wall < 1.3, (used, wall)
+        if worker._watch is not None:  # (on a loaded machine the ratio alone proves little)
+            assert worker._watch.throttled_s > 0
+        else:
+            cpu = [p for p in worker.sandbox.cgroups if p.parent.parent.name == "cpu"]
+            assert cpu and (cpu[0] / "cpu.cfs_quota_us").read_text().strip() == \
+                (cpu[0] / "cpu.cfs_period_us").read_text().strip()
+    finally:
+        worker.stop()
