@@ -11,9 +11,9 @@ A hidden suite is ``grader/suites/test_<slug>.py``. Its tests take the fixtures
 Every test is decorated with ``@graded(points, hint)``. Known mistakes are functions of the
 same arguments as a reference function, decorated with ``@mistake(func, name, message)``.
 Source rules (what a solution may not use, read from the learner's file with ``ast``) are
-tests declared with ``@source_rule(points, hint, statement=..., forbid=...)``. Input builders
-that are deterministic and slow (ViT-sized arrays) can be decorated with ``@cached_input``:
-built once per grading process, each call gets its own copy.
+tests worth 0 points, declared with ``@source_rule(hint, statement=..., forbid=...)``. Input
+builders that are deterministic and slow (ViT-sized arrays) can be decorated with
+``@cached_input``: built once per grading process, each call gets its own copy.
 """
 
 from __future__ import annotations
@@ -74,19 +74,23 @@ def mistakes_in(namespace: dict[str, Any]) -> list[KnownMistake]:
             if callable(v) and hasattr(v, "__known_mistake__")]
 
 
-def source_rule(points: float, hint: str, *, statement: str, forbid: tuple[str, ...] = (),
+def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
                 allow_imports: tuple[str, ...] | None = None,
                 forbid_imported: tuple[str, ...] = (), functions: tuple[str, ...] = (),
                 visibility: str = "public") -> Callable[[Callable[..., Any]], Any]:
-    """Declare a source rule as a graded test; decorate an empty ``test_rule_<name>`` whose
-    docstring says what the rule checks.
+    """Declare a source rule as a test worth 0 points; decorate an empty ``test_rule_<name>``
+    whose docstring says what the rule checks.
 
     The test reads the learner's file (the grading process never imports it) and fails with
     ``statement`` and the offending lines when it uses a name matching ``forbid`` (dotted, glob
     patterns; a module covers everything under it), imports a top-level module outside
-    ``allow_imports`` (None: any), or imports a name matching ``forbid_imported``. It earns
-    its points only once the file imports in the worker and the rule's ``functions`` are
-    implemented. See ``grader/engine/rules.py``.
+    ``allow_imports`` (None: any), or imports a name matching ``forbid_imported``. It passes
+    only once the file imports in the worker and the rule's ``functions`` are implemented.
+
+    A rule earns no points, ever: a reader of the source can be fooled (``getattr(np, "f" +
+    "ft")``), so keeping a rule proves nothing, and points come only from computed results.
+    A broken rule is a failed test with its message (the run is not all-passed), a guard
+    against accidents, not cheating; say so in the statement. See ``grader/engine/rules.py``.
     """
 
     def deco(fn: Callable[..., Any]) -> Any:
@@ -104,7 +108,7 @@ def source_rule(points: float, hint: str, *, statement: str, forbid: tuple[str, 
         test.__name__, test.__qualname__ = fn.__name__, fn.__qualname__
         test.__doc__, test.__module__ = fn.__doc__, fn.__module__
         test.__source_rule__ = rule  # type: ignore[attr-defined]
-        return graded(points, hint, visibility=visibility)(test)
+        return graded(0, hint, visibility=visibility)(test)
 
     return deco
 

@@ -11,6 +11,11 @@ class PatchViT(nn.Module):
 
     ``forward(x)``: ``(B, in_chans, H, W) -> (B, N_p, dim)``, patch tokens in raster order
     (patch ``(r, c)`` is token ``r * W_p + c``), no class token, no dropout, no final norm.
+
+    The layout is the statement's (the grader loads these weights into the learner's model,
+    strict): ``patch_embed``, ``pos_embed`` (with a table) and ``encoder``, an
+    ``nn.TransformerEncoder`` whose layers are named ``encoder.layers.i.self_attn``,
+    ``.linear1``, ``.linear2``, ``.norm1``, ``.norm2``.
     """
 
     def __init__(self, in_chans: int = 3, patch: int = 8, dim: int = 32, depth: int = 2,

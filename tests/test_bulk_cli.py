@@ -132,7 +132,7 @@ def test_detects_the_layout_and_grades_everyone(graded):
     assert "Graded 32, 0 from cache, 2 not graded" in proc.stdout
     results = _results(out)
     assert len(results) == 32
-    assert all(r["score"] == r["max_score"] == 27 for k, r in results.items()
+    assert all(r["score"] == r["max_score"] == 26 for k, r in results.items()
                if k.startswith("ok_"))
 
 
@@ -159,7 +159,7 @@ def test_grades_csv_is_a_gradebook(graded):
     assert list(rows[0]) == ["id", "total", "max", *EXERCISES.split(","), "status"]
     by_id = {r["id"]: r for r in rows}
     assert len(rows) == 34
-    assert by_id["ok_00"]["total"] == "27" and by_id["ok_00"]["max"] == "27"
+    assert by_id["ok_00"]["total"] == "26" and by_id["ok_00"]["max"] == "26"
     assert by_id["partial_0"]["grid_local_mask"] == "9"
     assert by_id["z_empty"]["total"] == "" and by_id["z_empty"]["status"].startswith("not graded")
 
@@ -169,7 +169,7 @@ def test_gradescope_and_junit_files(graded):
     for sub in ("ok_00", "m_order", "x_syntax"):
         data = json.loads((out / sub / "gradescope.json").read_text())
         assert validate_gradescope(data) == []
-    assert json.loads((out / "ok_00" / "gradescope.json").read_text())["score"] == 27
+    assert json.loads((out / "ok_00" / "gradescope.json").read_text())["score"] == 26
     root = ET.parse(out / "junit.xml").getroot()
     suites = root.findall("testsuite")
     assert len(suites) == 34

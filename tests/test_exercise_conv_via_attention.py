@@ -19,7 +19,7 @@ def _xcorr1(X, W):
 def test_reference_scores_full_marks(grade_src):
     result = grade_src(SLUG, reference_source(SLUG))
     assert result.status == "passed"
-    assert result.score == result.max_score == catalog.get(SLUG).points == 17
+    assert result.score == result.max_score == catalog.get(SLUG).points == 16
 
 
 def test_stub_scores_zero(grade_src):

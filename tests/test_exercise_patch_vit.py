@@ -34,26 +34,33 @@ def test_stub_scores_zero(grade_src):
     assert "not implemented yet" in by_name(result)["output_shape_and_device"].message
 
 
-# Mistakes that do not interfere are planted together: four gradings for eight mistakes.
+# Mistakes that do not interfere are planted together: six gradings for ten mistakes. A layout
+# mistake (extra or reshaped parameters) keeps the reference's weights out of the model, so it
+# is planted only beside mistakes named by the tests that run on any layout (shape, count).
 MISTAKE_GROUPS = [
     ([(EMBED, "tokens = self.patch_embed(x).transpose(2, 3).flatten(2).transpose(1, 2)"),
-      (FF, ""),
       ("tokens = tokens + self.pos_embed", "pass"),
       (RETURN, "return self.encoder(tokens) + (0 if self.pos_embed is None else self.pos_embed)")],
      {"whole_patch_shift_permutes_tokens": "column_major_tokens",
-      "parameter_count": "feedforward_2048",
       "positions_enter_before_encoder": "positions_after_encoder"}),
     ([("tokens = tokens + self.pos_embed", "tokens = tokens"),
-      (ENCODER, ENCODER[:-1] + ", norm=nn.LayerNorm(dim))")],
+      ('activation="gelu"', 'activation="relu"')],
      {"positions_break_whole_patch_shift": "positions_ignored",
-      "parameter_count": "extra_final_norm"}),
+      "same_tokens_as_reference": "relu_mlp"}),
+    ([("norm_first=True", "norm_first=False")],
+     {"same_tokens_as_reference": "post_norm",
+      "same_tokens_as_reference_with_positions": "post_norm"}),
+    ([(FF, ""),
+      (RETURN, "return self.encoder(tokens).mean(dim=1)")],
+     {"parameter_count": "feedforward_2048",
+      "output_shape_and_device": "pooled_output"}),
+    ([(ENCODER, ENCODER[:-1] + ", norm=nn.LayerNorm(dim))")],
+     {"parameter_count": "extra_final_norm"}),
     ([(ENCODER, ENCODER + CLS),
       (RETURN, "cls = self.cls_token.expand(x.shape[0], -1, -1)\n"
                "        return self.encoder(torch.cat([cls, tokens], dim=1))")],
      {"output_shape_and_device": "class_token_returned",
       "parameter_count": "class_token"}),
-    ([(RETURN, "return self.encoder(tokens).mean(dim=1)")],
-     {"output_shape_and_device": "pooled_output"}),
 ]
 
 
@@ -108,3 +115,92 @@ def test_recipes_on_a_module():
         recipes.build("set_pos_embed", {"table": table})(ref.PatchViT())
     recipes.build("to_device", {"device": "cpu"})(a)
     assert a.pos_embed.device.type == "cpu"
+
+
+def test_load_state_recipe():
+    """load_state copies the weights (strict) and names the keys of a different layout."""
+    ref = load_reference(SLUG)
+    a = recipes.seeded_init_(ref.PatchViT(num_patches=6, pos_embed=True), 1)
+    state = {k: v.detach().numpy() for k, v in a.state_dict().items()}
+    b = ref.PatchViT(num_patches=6, pos_embed=True)
+    recipes.build("load_state", {"state": state})(b)
+    for (na, pa), (nb, pb) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert na == nb and torch.equal(pa, pb), na
+    with pytest.raises(ValueError, match=r"missing: pos_embed \(1, 6, 32\), "
+                                         r"encoder\.layers\.1\.self_attn\.in_proj_weight"):
+        recipes.build("load_state", {"state": state})(ref.PatchViT(depth=1))
+    with pytest.raises(ValueError, match=r"of another shape: patch_embed\.weight is "
+                                         r"\(32, 3, 4, 4\), expected \(32, 3, 8, 8\)"):
+        recipes.build("load_state", {"state": state})(
+            ref.PatchViT(patch=4, num_patches=6, pos_embed=True))
+
+
+# An encoder written by hand with the documented names: the layout, not nn.TransformerEncoder,
+# is the contract (the grader compares tokens within 1e-3, so any order of the sums is fine).
+HAND_WRITTEN = '''
+import math
+
+import torch
+from torch import nn
+
+
+class _Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.in_proj_weight = nn.Parameter(torch.randn(3 * dim, dim) * 0.02)
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * dim))
+        self.out_proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, D = x.shape
+        q, k, v = (x @ self.in_proj_weight.T + self.in_proj_bias).split(D, dim=-1)
+        q, k, v = (t.reshape(B, N, self.heads, -1).transpose(1, 2) for t in (q, k, v))
+        a = (q @ k.transpose(-1, -2) / math.sqrt(D // self.heads)).softmax(-1)
+        return self.out_proj((a @ v).transpose(1, 2).reshape(B, N, D))
+
+
+class _Layer(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.self_attn = _Attention(dim, heads)
+        self.linear1, self.linear2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.norm1(x))
+        return x + self.linear2(nn.functional.gelu(self.linear1(self.norm2(x))))
+
+
+class _Encoder(nn.Module):
+    def __init__(self, dim, heads, depth):
+        super().__init__()
+        self.layers = nn.ModuleList(_Layer(dim, heads) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class PatchViT(nn.Module):
+    def __init__(self, in_chans=3, patch=8, dim=32, depth=2, heads=2, num_patches=None,
+                 pos_embed=False):
+        super().__init__()
+        if pos_embed and num_patches is None:
+            raise ValueError("pos_embed=True needs num_patches")
+        self.patch_embed = nn.Conv2d(in_chans, dim, kernel_size=patch, stride=patch)
+        self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim)) if pos_embed else None
+        self.encoder = _Encoder(dim, heads, depth)
+
+    def forward(self, x):
+        tokens = self.patch_embed(x).flatten(2).transpose(1, 2)
+        if self.pos_embed is not None:
+            tokens = tokens + self.pos_embed
+        return self.encoder(tokens)
+'''
+
+
+def test_a_hand_written_encoder_with_the_documented_names_scores_full_marks(grade_src):
+    result = grade_src(SLUG, HAND_WRITTEN)
+    assert result.score == result.max_score, [(t.name, t.message) for t in result.tests]

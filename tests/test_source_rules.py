@@ -19,7 +19,7 @@ def test_rules_are_declared_and_counted_in_the_points():
         module = importlib.import_module(f"grader.suites.test_{slug}")
         assert [r.name for r in rules_in(vars(module))] == [name]
         assert hasattr(module, f"test_rule_{name}")
-    assert catalog.get(CONV).points == 17 and catalog.get(ROLLOUT).points == 10
+    assert catalog.get(CONV).points == 16 and catalog.get(ROLLOUT).points == 9
 
 
 def test_convolution_routine_breaks_the_rule_however_it_is_named(grade_src):

@@ -6,6 +6,7 @@ the same diagnostics (``Comparison``) and the known-mistake match.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import math
 import time
@@ -142,6 +143,36 @@ def call_summary(func: str, args: tuple, kwargs: dict) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _builtin_exception(name: str) -> type[BaseException] | None:
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
+
+def unrelated_exceptions(exc: faults.LearnerRaised, name: str) -> list[str]:
+    """The built-in exception classes the learner's exception also derives from that are
+    neither ``name``'s bases nor its subclasses (the most derived of them, in MRO order).
+
+    ``class E(ValueError, TypeError, KeyError)`` raised where ``ValueError`` is named gives
+    ``["TypeError", "KeyError"]``: an exception that would satisfy every ``except`` is not the
+    one the statement names. ``class MyErr(ValueError)`` or ``UnicodeError`` give ``[]``. The
+    only place that decides what "raises ``name``" accepts (``Check.raises``).
+    """
+    wanted = _builtin_exception(name)
+    if wanted is None:
+        return []
+    found = [c for c in map(_builtin_exception, exc.mro) if c is not None
+             and not (issubclass(c, wanted) or issubclass(wanted, c))]
+    return [c.__name__ for c in found if not any(o is not c and issubclass(o, c) for o in found)]
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class SuiteError(Exception):
+    """The suite broke one of ``check``'s own rules (a grader error, never the learner's)."""
+
+
 class GradeFailure(AssertionError):
     """The learner's answer is wrong. ``message`` is the one-sentence verdict.
 
@@ -175,6 +206,8 @@ class Check:
         self.size = 0                    # the most values in one checked call's inputs/result
         self.checks = 0                  # check.call / check.raises made so far
         self.valued = 0                  # check.call / check.equal made so far
+        self._confirmed: set[str] = set()  # functions a passing check.call has confirmed
+        self._rejected: list[str] = []     # functions check.raises has been used on
 
     def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
         self.checks += 1
@@ -219,7 +252,7 @@ class Check:
         if timed:
             self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
-                   mistake_call=(func, args, kwargs))
+                   mistake_call=(func, args, kwargs), confirms=func)
         return actual
 
     def _time_warm(self, func: str, args: tuple, kwargs: dict, k: str | None) -> None:
@@ -251,8 +284,12 @@ class Check:
 
     def equal(self, actual: Any, expected: Any, *, rtol: float | None = None,
               atol: float | None = None, what: str = "the result",
-              mistake_call: tuple[str, tuple, dict] | None = None) -> Comparison:
-        """Fail unless ``actual`` matches ``expected`` within the tolerance."""
+              mistake_call: tuple[str, tuple, dict] | None = None,
+              confirms: str | None = None) -> Comparison:
+        """Fail unless ``actual`` matches ``expected`` within the tolerance.
+
+        ``confirms``: the learner's function (or class) this value came from, for a test that
+        also uses ``check.raises`` on it without ``check.call`` (see ``raises``)."""
         rtol = self.rtol if rtol is None else rtol
         atol = self.atol if atol is None else atol
         self.valued += 1
@@ -272,6 +309,8 @@ class Check:
                 hidden += f". {found.message}"
             raise GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
         cmp.release()
+        if confirms is not None:
+            self._confirmed.add(confirms)
         return cmp
 
     def _match_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None, rtol: float,
@@ -292,25 +331,50 @@ class Check:
                 return m
         return None
 
-    def raises(self, exc_type: str, func: str, *args: Any, **kwargs: Any) -> None:
-        """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``."""
+    def raises(self, exc_type: str, func: str, *args: Any, new: bool = False,
+               **kwargs: Any) -> None:
+        """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``.
+
+        ``new=True``: ``func`` is a class, built with ``learner.new``. The exception must be
+        ``exc_type`` or a subclass of it that derives from no unrelated built-in exception
+        (``unrelated_exceptions``). The same test must also confirm that ``func`` computes a
+        right value on valid arguments (a passing ``check.call(func, ...)``, or
+        ``check.equal(..., confirms=func)``), before or after: a test that only tries invalid
+        arguments is a grader error (``unconfirmed``), since raising for everything would
+        pass it.
+        """
         self._record_call(func, args, kwargs)
+        if func not in self._rejected:
+            self._rejected.append(func)
         where = f"(check {self.checks} of this test; a hidden test does not show its arguments)"
         try:
-            getattr(self.learner, func)(*args, **kwargs)
+            if new:
+                self.learner.new(func, *args, **kwargs)
+            else:
+                getattr(self.learner, func)(*args, **kwargs)
         except faults.LearnerRaised as exc:
-            if exc.is_a(exc_type):
+            extra = unrelated_exceptions(exc, exc_type)
+            if exc.is_a(exc_type) and not extra:
                 return
+            why = (f" ({exc.exc_type} also derives from {_names(extra)}: raise {exc_type} "
+                   f"itself, or a subclass of {exc_type} alone)") if exc.is_a(exc_type) else ""
             shown = _shown(args, kwargs)
             raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it raised "
-                               f"{exc.message}",
+                               f"{exc.message}{why}",
                                hidden_message=f"{func}(...) should raise {exc_type}, but it "
-                               f"raised {exc.message} {where}", kind="wrong_exception",
+                               f"raised {exc.message}{why} {where}", kind="wrong_exception",
                                exc_type=exc_type) from None
+        did = "built an object" if new else "returned normally"
         shown = _shown(args, kwargs)
-        raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it returned normally",
+        raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it {did}",
                            hidden_message=f"{func}(...) should raise {exc_type}, but it "
-                           f"returned normally {where}", kind="not_raised", exc_type=exc_type)
+                           f"{did} {where}", kind="not_raised", exc_type=exc_type)
+
+    def unconfirmed(self) -> list[str]:
+        """The functions this test used ``check.raises`` on but never confirmed with a right
+        value (see ``raises``); ``verdict.decide`` turns a passing test with any into a grader
+        error."""
+        return [f for f in self._rejected if f not in self._confirmed]
 
     def fail(self, message: str, mistake: Any = None) -> None:
         """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake."""

@@ -10,7 +10,9 @@ optionally the only top-level modules that may be imported, and patterns for imp
 as ``x.name``, and code a reader cannot follow (``eval``, ``exec``, an import by a computed
 name) breaks every rule.
 
-Suites declare rules with ``grader.suite.source_rule``; a broken rule is a failed test.
+Suites declare rules with ``grader.suite.source_rule``; a broken rule is a failed test worth 0
+points, and a kept one earns nothing either: a reader is easily fooled (``getattr(np, "f" +
+"ft")``), so a rule guards against accidents, not cheating.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ _DYNAMIC = {"eval": "eval", "exec": "exec", "compile": "compile", "__import__": 
 @dataclass(frozen=True)
 class Rule:
     """``name``: the rule's id; ``statement``: what it asks, one sentence (shown when broken);
-    ``functions``: the functions it is about (a stub's empty body earns no points)."""
+    ``functions``: the functions it is about (while they are all stubs, the rule is "not
+    implemented yet", not passed)."""
 
     name: str
     statement: str

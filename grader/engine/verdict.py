@@ -5,7 +5,9 @@
   known mistake it matches, if any;
 - ``LearnerFault`` (the learner's code raised, hung, crashed, ...): the fault's own status
   (``error``, ``timeout``, ``crashed``, or ``failed`` for "not implemented yet");
-- anything else is a fault of the suite itself: ``error``, marked as a grader error.
+- anything else is a fault of the suite itself: ``error``, marked as a grader error; so is a
+  test that passed with ``check.raises`` on a function it never confirmed with a right value
+  (``Check.unconfirmed``).
 
 A public test's result carries its inputs, the expected and actual values and their
 heatmaps; a hidden test's carries the size and place of the error only (its message is the
@@ -21,11 +23,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grader.inert import inert
 from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
 
 from . import figures, hints
-from .check import Check, GradeFailure
+from .check import Check, GradeFailure, SuiteError
 from .compare import Comparison
 from .results import TestResult
 
@@ -102,16 +105,20 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
             result.inputs = list(check.inputs)
         if check.comparisons:
             result.diagnostics = check.comparisons[-1].diagnostics(hidden)
-    if excinfo is None:
+    exc: Any = excinfo.value if excinfo is not None else None
+    if exc is None and check is not None and check.unconfirmed():
+        exc = SuiteError(f"check.raises on {', '.join(check.unconfirmed())} without a passing "
+                         "check.call of it in the same test")
+    if exc is None:
         _remember(item, check, True)
         return result
-    exc: Any = excinfo.value
     result.score = 0.0
     result.hint = hint
     sizes = _sizes(item, check)
     if isinstance(exc, GradeFailure):
         result.status = "failed"
-        result.message = exc.hidden_message if hidden else exc.message
+        # a source rule quotes the learner's file (its names, its strings): shown inert
+        result.message = inert(exc.hidden_message if hidden else exc.message)
         cmp = exc.comparison
         if cmp is not None:
             result.diagnostics = cmp.diagnostics(hidden)
@@ -140,7 +147,7 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
                 exc_message=getattr(exc, "raw_message", exc.message), sizes=sizes)
     else:
         result.status = "error"
-        result.message = (f"grader error (not your fault): {type(exc).__name__}: {exc}")
+        result.message = inert(f"grader error (not your fault): {type(exc).__name__}: {exc}")
         result.hint = ""
     _remember(item, check, False)
     return result

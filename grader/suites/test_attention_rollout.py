@@ -133,11 +133,13 @@ def test_identity_attention(check):
 @graded(1, "Check the layer shapes against T = n_prefix + H_p*W_p, the class token, and the "
            "empty case before computing.")
 def test_invalid_arguments_raise(check):
-    """A wrong T, n_prefix=0 and an empty list raise ValueError."""
+    """A wrong T, n_prefix=0 and an empty list raise ValueError; the same layers on the grid
+    they fit give the right rollout."""
     layers = _layers(7, 2, 2, 10)
     check.raises("ValueError", F, layers, 1, 3, 4)
     check.raises("ValueError", F, layers, 0, 3, 3)
     check.raises("ValueError", F, [], 1, 3, 3)
+    check.call(F, layers, 1, 3, 3)
 
 
 @graded(1, "ViT-B/16 at 224 pixels: 12 layers of 12 heads over 197 tokens. Use matrix "
@@ -147,8 +149,8 @@ def test_vit_b16_sized_input(check):
     check.call(F, _layers(8, 12, 12, 197), 1, 14, 14, timed=True)
 
 
-@source_rule(1, "The rollout is a few lines of numpy: average the heads, add the identity, "
-                "renormalise the rows and multiply, last layer on the left.",
+@source_rule("The rollout is a few lines of numpy: average the heads, add the identity, "
+             "renormalise the rows and multiply, last layer on the left.",
              statement="attention_rollout must compute the rollout itself: import only numpy "
                        "and math, and no library's rollout.",
              allow_imports=("numpy", "math", "__future__", "typing", "collections"),

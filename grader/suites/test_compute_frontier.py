@@ -180,13 +180,15 @@ def test_frontier_random(check):
 @graded(1, "Validate the inputs first and raise ValueError: the lengths must match, there "
            "must be a model, and log(compute) needs compute > 0.")
 def test_frontier_invalid_arguments_raise(check):
-    """Unequal lengths, no model, compute <= 0 or not finite, NaN accuracy raise ValueError."""
+    """Unequal lengths, no model, compute <= 0 or not finite, NaN accuracy raise ValueError;
+    valid models still give the right frontier."""
     check.raises("ValueError", PF, [1.0, 2.0], [70.0])
     check.raises("ValueError", PF, [], [])
     check.raises("ValueError", PF, [1.0, 0.0], [70.0, 71.0])
     check.raises("ValueError", PF, [1.0, -5.0], [70.0, 71.0])
     check.raises("ValueError", PF, [1.0, math.inf], [70.0, 71.0])
     check.raises("ValueError", PF, [1.0, 2.0], [70.0, math.nan])
+    check.call(PF, [1.0, 2.0, 0.5], [70.0, 71.0, 72.0])
 
 
 @graded(1, "One sort and one running maximum (np.maximum.accumulate) handle 5,000 models "
@@ -285,10 +287,11 @@ def test_match_random(check):
 @graded(1, "compute_to_match uses the same inputs as pareto_frontier: validate them the "
            "same way.")
 def test_match_invalid_arguments_raise(check):
-    """Invalid compute/accuracy raise ValueError."""
+    """Invalid compute/accuracy raise ValueError; valid ones still give the right compute."""
     check.raises("ValueError", CM, 75.0, [1.0, 2.0], [70.0])
     check.raises("ValueError", CM, 75.0, [], [])
     check.raises("ValueError", CM, 75.0, [0.0, 2.0], [70.0, 80.0])
+    check.call(CM, 75.0, [1.0, 2.0], [70.0, 80.0])
 
 
 @graded(1, "Reuse the vectorised frontier; the bracketing pair is one np.searchsorted away.",

@@ -344,7 +344,7 @@ def test_large_alpha_stays_finite(check, learner):
            "spatial axes and on C, and the kernel must be odd (and square in 2-D).")
 def test_invalid_arguments_raise(check):
     """Even k, channel mismatch, a non-square 2-D kernel, mismatched dimensions and a negative
-    alpha raise ValueError."""
+    alpha raise ValueError; valid 1-D and 2-D arguments still give the right output."""
     X1, X2 = np.ones((3, 1)), np.ones((3, 2, 1))
     check.raises("ValueError", F, X1, np.ones((1, 1, 2)), 1.0)        # even k
     check.raises("ValueError", F, X2, np.ones((1, 1, 2, 2)), 1.0)     # even k, 2-D
@@ -354,6 +354,8 @@ def test_invalid_arguments_raise(check):
     check.raises("ValueError", F, X1, np.ones((1, 1, 3, 3)), 1.0)     # 1-D X, 2-D kernel
     check.raises("ValueError", F, X2, np.ones((1, 1, 3)), 1.0)        # 2-D X, 1-D kernel
     check.raises("ValueError", F, X1, np.ones((1, 1, 3)), -1.0)       # alpha < 0
+    check.call(F, *_data(90, (5, 2), (3, 2, 3)), 1.0)
+    check.call(F, *_data(91, (4, 3, 2), (2, 2, 3, 3)), 2.0)
 
 
 @graded(1, "Build each head's (n, n) weight matrix with broadcasting and contract with einsum "
@@ -382,8 +384,8 @@ def test_rho_extremes(check):
     check.raises("ValueError", R, -1.0)
 
 
-@source_rule(1, "Each head is a softmax over keys aimed at one kernel offset; the convolution "
-                "comes out of adding the heads, so no convolution routine is needed.",
+@source_rule("Each head is a softmax over keys aimed at one kernel offset; the convolution "
+             "comes out of adding the heads, so no convolution routine is needed.",
              statement="conv_via_attention must compute the convolution with attention heads, "
                        "not with a convolution routine (np.convolve, scipy.signal, torch's conv "
                        "layers, an FFT).",

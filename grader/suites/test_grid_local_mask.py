@@ -113,11 +113,13 @@ def test_smallest_grid(check):
 
 @graded(1, "Validate the arguments first and raise ValueError with a clear message.")
 def test_invalid_arguments_raise(check):
-    """Negative radius, empty grids and negative n_prefix raise ValueError."""
+    """Negative radius, empty grids and negative n_prefix raise ValueError; radius 0 and
+    n_prefix=0, at the edge of the valid range, give the right mask."""
     check.raises("ValueError", F, 3, 3, -1)
     check.raises("ValueError", F, 0, 3, 1)
     check.raises("ValueError", F, 3, 0, 1)
     check.raises("ValueError", F, 3, 3, 1, n_prefix=-1)
+    check.call(F, 2, 3, 0, n_prefix=0)
 
 
 @graded(1, "Use broadcasting over all token pairs instead of Python loops: the 32x32 grid has "

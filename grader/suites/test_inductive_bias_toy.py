@@ -242,7 +242,8 @@ def test_crossover_rows(check, learner):
 
 @graded(1, "Validate shapes and parameters before computing, and raise ValueError.")
 def test_invalid_arguments_raise(check):
-    """Shape mismatches, non-2-D inputs, k out of range, N < 1, sigma < 0 raise ValueError."""
+    """Shape mismatches, non-2-D inputs, k out of range, N < 1, sigma < 0 raise ValueError;
+    valid arguments at the edges (k = 1 and k = n, N = 1, sigma = 0) give the right values."""
     X = np.ones((2, 4))
     check.raises("ValueError", TT, X, 0.3, 0.5, np.ones((2, 5)))
     check.raises("ValueError", TT, np.ones(4), 0.3, 0.5, np.ones(4))
@@ -253,6 +254,14 @@ def test_invalid_arguments_raise(check):
     check.raises("ValueError", PE, 0)
     check.raises("ValueError", PE, 50, sigma=-0.5)
     check.raises("ValueError", CR, 0)
+    X, noise = _rows(41, 6, 4)
+    check.call(TT, X, 0.3, 0.5, noise)
+    Y = check.expected(TT, X, 0.3, 0.5, noise)
+    check.call(SK, X, Y, 1)
+    check.call(SK, X, Y, 4)
+    check.call(FM, X, Y)
+    check.call(PE, 1, sigma=0.0)
+    check.call(CR, 1, 0.0)
 
 
 @graded(1, "Build the design matrix with one fancy-indexing step (or np.roll per tap), not a "

@@ -111,10 +111,12 @@ def test_local_and_uniform_heads(check):
 
 @graded(1, "Check that A's last two axes are (T, T) with T = n_prefix + H_p*W_p.")
 def test_invalid_arguments_raise(check):
-    """A T that does not fit the grid and a negative n_prefix raise ValueError."""
+    """A T that does not fit the grid and a negative n_prefix raise ValueError; the same maps
+    on the grid they fit give the right distances."""
     A = _maps(7, (2, 10, 10))
     check.raises("ValueError", F, A, 3, 4, 16, 1)
     check.raises("ValueError", F, A, 3, 3, 16, -1)
+    check.call(F, A, 3, 3, 16, 1)
 
 
 @graded(1, "ViT-B/16 at 224 pixels has 197 tokens: build the (N_p, N_p) distance matrix once "

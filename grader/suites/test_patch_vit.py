@@ -1,10 +1,17 @@
-"""Hidden suite: patch_vit (a torch exercise, graded by properties on the grading device).
+"""Hidden suite: patch_vit (a torch exercise, graded on the grading device).
 
 The learner's ``PatchViT`` lives in the worker: ``learner.new`` builds it and returns a
-``RemoteObject``; trusted recipes (``grader/sandbox/harness/recipes.py``) re-initialise its
-parameters from a seed (``seeded_init``), move it to the grading device (``to_device``), count
-its parameters (``param_count``) and write a position table into it (``set_pos_embed``).
-Inputs are created here on the ``device`` fixture; outputs come back on the input's device.
+``RemoteObject``; trusted recipes (``grader/sandbox/harness/recipes.py``) move it to the
+grading device (``to_device``), load the reference's weights into it (``load_state``, strict:
+the statement fixes the layers' names and shapes), re-initialise its parameters from a seed
+(``seeded_init``, for the tests that must run on any layout), count its parameters
+(``param_count``) and write a position table into it (``set_pos_embed``). Inputs are created
+here on the ``device`` fixture; outputs come back on the input's device.
+
+Every test that runs the model, but the output-shape test, runs it on the reference's weights
+(``_loaded``): the symmetry tests then grade a model that is a ViT trunk, and the comparison
+tests (``same_tokens_as_reference*``) grade its outputs against the reference's, so a model
+without attention or LayerNorm earns nothing from them.
 """
 
 from __future__ import annotations
@@ -14,16 +21,23 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from grader.sandbox import faults
 from grader.sandbox.harness import recipes
-from grader.suite import GradeFailure, Recipe, graded, mistake, reference
+from grader.suite import GradeFailure, Recipe, cached_input, graded, mistake, reference
 
 F = "PatchViT"
+SLUG = "patch_vit"
 SEED = 0
 # float32 model: whole-patch equivariance holds to rounding; the broken symmetries are O(1).
 EQ_RTOL, EQ_ATOL_REL = 1e-4, 1e-4
+# The learner's tokens against the reference's, same weights, float32 on either side (loose
+# enough for TF32 convolutions on a GPU and any order of the sums; a wrong layer is O(0.1)).
+REF_RTOL, REF_ATOL_REL = 1e-3, 1e-3
 BROKEN_MIN = 0.05
+DEFAULTS = {"in_chans": 3, "patch": 8, "dim": 32, "depth": 2, "heads": 2, "num_patches": None,
+            "pos_embed": False}
 
 
 def _perm_src(H_p: int, W_p: int, dr: int, dc: int) -> np.ndarray:
@@ -49,11 +63,84 @@ def _roll(x: torch.Tensor, dr: int, dc: int) -> torch.Tensor:
 
 
 def _model(learner, device: str, seed: int = SEED, **kwargs: Any):
-    """The learner's ``PatchViT(**kwargs)``, re-initialised from ``seed``, on ``device``."""
+    """The learner's ``PatchViT(**kwargs)``, re-initialised from ``seed``, on ``device`` (for
+    the tests that must run on any layout: the output's shape, the parameter count)."""
     model = learner.new(F, **kwargs)
     learner.apply(Recipe("seeded_init", {"seed": seed}), model.handle)
     learner.apply(Recipe("to_device", {"device": device}), model.handle)
     return model
+
+
+@cached_input
+def _reference_state(seed: int, **config: Any) -> dict[str, np.ndarray]:
+    """The reference ``PatchViT(**config)``'s weights, every parameter drawn from ``seed``
+    (``seeded_init_``: what that recipe gives any model with the documented layers)."""
+    model = recipes.seeded_init_(reference(SLUG).PatchViT(**config), seed)
+    return {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+
+
+def _load(check, learner, model, **kwargs: Any) -> None:
+    """Load the reference's weights for ``PatchViT(**kwargs)`` into the learner's ``model``
+    (strict); fail, naming the keys, when its layers are not the documented ones."""
+    state = _reference_state(SEED, **{**DEFAULTS, **kwargs})
+    try:
+        learner.apply(Recipe("load_state", {"state": state}), model.handle)
+    except faults.LearnerRaised as exc:
+        shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        check.fail(f"The reference's weights do not load into your PatchViT({shown}) with "
+                   f"load_state_dict(strict=True): {exc.raw_message}. The statement fixes each "
+                   "layer's name and shape (its table \"The layers, by name\").")
+
+
+def _loaded(check, learner, device: str, **kwargs: Any):
+    """The learner's ``PatchViT(**kwargs)`` on ``device`` holding the reference's weights."""
+    model = learner.new(F, **kwargs)
+    learner.apply(Recipe("to_device", {"device": device}), model.handle)
+    _load(check, learner, model, **kwargs)
+    return model
+
+
+def _reference_tokens(config: dict[str, Any], table: np.ndarray | None, x: torch.Tensor, *,
+                      activation: str = "gelu", norm_first: bool = True) -> torch.Tensor:
+    """The reference's tokens for ``x`` (on x's device) with the weights ``_reference_state``
+    gives and ``table`` (None: the seeded one) as its position table; or those of an encoder
+    with another ``activation`` / ``norm_first`` (for the known mistakes)."""
+    model = reference(SLUG).PatchViT(**config)
+    if activation != "gelu" or not norm_first:
+        dim, heads, depth = config["dim"], config["heads"], config["depth"]
+        layer = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=4 * dim, dropout=0.0,
+                                           activation=activation, batch_first=True,
+                                           norm_first=norm_first)
+        model.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+    model.load_state_dict({k: torch.from_numpy(v.copy())
+                           for k, v in _reference_state(SEED, **config).items()})
+    if table is not None:
+        recipes.build("set_pos_embed", {"table": table})(model)
+    with torch.no_grad():
+        return model.to(x.device)(x)
+
+
+def _same_tokens(check, out: torch.Tensor, x: torch.Tensor, table: np.ndarray | None = None,
+                 **kwargs: Any) -> None:
+    """``out``, the learner's ``PatchViT(**kwargs)``'s tokens for ``x`` on the reference's
+    weights (and ``table``), against the reference's."""
+    args = ({**DEFAULTS, **kwargs}, table, x)
+    expected = _reference_tokens(*args)
+    check.equal(out, expected, rtol=REF_RTOL, atol=REF_ATOL_REL * float(expected.abs().max()),
+                what="your tokens with the reference's weights, against the reference's",
+                mistake_call=("tokens", args, {}), confirms=F)
+
+
+def _check_same_tokens(check, learner, device: str, x: torch.Tensor,
+                       table: np.ndarray | None = None, **kwargs: Any) -> None:
+    """The learner's ``PatchViT(**kwargs)`` with the reference's weights (and ``table``) gives
+    the reference's tokens for ``x``."""
+    config = {**DEFAULTS, **kwargs}
+    model = _loaded(check, learner, device, **kwargs)
+    if table is not None:
+        learner.apply(Recipe("set_pos_embed", {"table": table}), model.handle)
+    n_tokens = (x.shape[2] // config["patch"]) * (x.shape[3] // config["patch"])
+    _same_tokens(check, _tokens(check, model, x, n_tokens, config["dim"]), x, table, **kwargs)
 
 
 def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -169,6 +256,22 @@ def _positions_after():
     return None
 
 
+@mistake("tokens", "relu_mlp",
+         "Your tokens match the reference's with ReLU in the MLPs: ReLU is the default "
+         "activation of nn.TransformerEncoderLayer. The contract's MLP uses GELU: pass "
+         "activation=\"gelu\".")
+def _relu_mlp(config, table, x):
+    return _reference_tokens(config, table, x, activation="relu")
+
+
+@mistake("tokens", "post_norm",
+         "Your tokens match a post-LN encoder, LN(x + MHA(x)) then LN(x + MLP(x)), the default "
+         "of nn.TransformerEncoderLayer (norm_first=False). The contract is pre-LN, as in ViT: "
+         "x + MHA(LN(x)), then x + MLP(LN(x)); pass norm_first=True.")
+def _post_norm(config, table, x):
+    return _reference_tokens(config, table, x, norm_first=False)
+
+
 # -- shapes, device, parameters ----------------------------------------------------------
 
 @graded(1, "The patch embedding gives a (B, dim, H_p, W_p) grid; the tokens are its cells in "
@@ -185,44 +288,68 @@ def test_output_shape_and_device(check, learner, device):
            "per layer the attention projections, two LayerNorms and an MLP dim -> 4*dim -> dim.",
         visibility="public")
 def test_parameter_count(check, learner, device):
-    """No position table: embedding + 2 encoder layers (num_patches is ignored without one)."""
+    """No position table: embedding + 2 encoder layers (num_patches is ignored without one);
+    the reference's weights load into the model (strict)."""
     for kwargs in ({}, {"num_patches": 6}):
         model = _model(learner, device, **kwargs)
         count = learner.apply(Recipe("param_count"), model.handle)
         args = (3, 8, 32, 2, 0)
         check.equal(count, _param_formula(*args), what="the number of parameters",
                     mistake_call=("param_count", args, {}))
+        _load(check, learner, model, **kwargs)
 
 
 @graded(1, "The position table adds num_patches * dim parameters, and nothing else changes.")
 def test_parameter_count_with_positions(check, learner, device):
-    """A position table on a 3-layer, 4-head model with patch 4: num_patches * dim more."""
-    model = _model(learner, device, in_chans=1, patch=4, dim=16, depth=3, heads=4,
-                   num_patches=12, pos_embed=True)
+    """A position table on a 3-layer, 4-head model with patch 4: num_patches * dim more; the
+    reference's weights load into it (strict)."""
+    kwargs = dict(in_chans=1, patch=4, dim=16, depth=3, heads=4, num_patches=12, pos_embed=True)
+    model = _model(learner, device, **kwargs)
     count = learner.apply(Recipe("param_count"), model.handle)
     args = (1, 4, 16, 3, 12)
     check.equal(count, _param_formula(*args), what="the number of parameters",
                 mistake_call=("param_count", args, {}))
+    _load(check, learner, model, **kwargs)
 
 
 @graded(1, "A position table needs its length: validate the arguments in __init__ and raise "
            "ValueError.")
-def test_positions_need_num_patches(check, learner):
-    """PatchViT(pos_embed=True) without num_patches raises ValueError."""
-    try:
-        learner.new(F, pos_embed=True)
-    except faults.LearnerRaised as exc:
-        check.that(exc.is_a("ValueError"), "PatchViT(pos_embed=True) without num_patches "
-                   f"should raise ValueError, but it raised {exc.message}")
-        return
-    check.that(False, "PatchViT(pos_embed=True) without num_patches should raise ValueError, "
-               "but it built a model")
+def test_positions_need_num_patches(check, learner, device):
+    """PatchViT(pos_embed=True) without num_patches raises ValueError; with num_patches the
+    model gives the reference's tokens (on the reference's weights)."""
+    check.raises("ValueError", F, pos_embed=True, new=True)
+    _check_same_tokens(check, learner, device, _images(10, (1, 3, 16, 24), device),
+                       num_patches=6, pos_embed=True)
+
+
+# -- the reference's weights -------------------------------------------------------------
+
+@graded(2, "With the reference's weights loaded, your trunk must compute what the contract "
+           "says, layer by layer: patch embedding, then per layer x + MHA(LN(x)) and "
+           "x + MLP(LN(x)) with a GELU MLP.")
+def test_same_tokens_as_reference(check, learner, device):
+    """No positions, the reference's weights: the default model on a 16x24 image, and 3 layers
+    of 4 heads with patch 4 on a 20x8 image."""
+    _check_same_tokens(check, learner, device, _images(11, (2, 3, 16, 24), device))
+    _check_same_tokens(check, learner, device, _images(12, (1, 2, 20, 8), device),
+                       in_chans=2, patch=4, dim=16, depth=3, heads=4)
+
+
+@graded(1, "The position table is added to the patch tokens in raster order, before the first "
+           "encoder layer.")
+def test_same_tokens_as_reference_with_positions(check, learner, device):
+    """A position table of N(0, 1) entries on a 2x5 grid, patch 4, 4 heads, the reference's
+    weights."""
+    _check_same_tokens(check, learner, device, _images(13, (2, 1, 8, 20), device),
+                       _table(13, 10, 16), in_chans=1, patch=4, dim=16, depth=2, heads=4,
+                       num_patches=10, pos_embed=True)
 
 
 # -- the symmetry ------------------------------------------------------------------------
 
 def _check_whole_patch_shift(check, model, x: torch.Tensor, H_p: int, W_p: int, dim: int,
-                             patch: int, dr: int, dc: int) -> None:
+                             patch: int, dr: int, dc: int) -> torch.Tensor:
+    """Check that the shift by ``(dr, dc)`` patches permutes the tokens; return ``x``'s."""
     out = _tokens(check, model, x, H_p * W_p, dim)
     moved = _tokens(check, model, _roll(x, dr * patch, dc * patch), H_p * W_p, dim)
     scale = float(out.abs().max())
@@ -231,33 +358,37 @@ def _check_whole_patch_shift(check, model, x: torch.Tensor, H_p: int, W_p: int, 
                 what=f"the tokens of the image shifted by ({dr * patch}, {dc * patch}) pixels "
                      f"against the permuted tokens of the original",
                 mistake_call=("whole_patch_shift", (out, H_p, W_p, dr, dc), {}))
+    return out
 
 
-@graded(2, "Without positions every step treats the tokens alike, so a whole-patch shift, "
+@graded(1, "Without positions every step treats the tokens alike, so a whole-patch shift, "
            "which permutes the patches, permutes the output tokens the same way.")
 def test_whole_patch_shift_permutes_tokens(check, learner, device):
     """No positions, a 2x3 grid: shifts by one patch column and by (1, -2) patches."""
-    model = _model(learner, device)
+    model = _loaded(check, learner, device)
     x = _images(3, (2, 3, 16, 24), device)
     _check_whole_patch_shift(check, model, x, 2, 3, 32, 8, 0, 1)
-    _check_whole_patch_shift(check, model, x, 2, 3, 32, 8, 1, -2)
+    _same_tokens(check, _check_whole_patch_shift(check, model, x, 2, 3, 32, 8, 1, -2), x)
 
 
 @graded(1, "Raster order on a tall grid: patch (r, c) is token r*W_p + c with W_p = W / patch.")
 def test_whole_patch_shift_tall_grid(check, learner, device):
     """No positions, patch 4 on a 20x8 image (a 5x2 grid), 3 layers: shift by (2, 1) patches."""
-    model = _model(learner, device, in_chans=2, patch=4, dim=16, depth=3, heads=2)
+    config = dict(in_chans=2, patch=4, dim=16, depth=3, heads=2)
+    model = _loaded(check, learner, device, **config)
     x = _images(4, (1, 2, 20, 8), device)
-    _check_whole_patch_shift(check, model, x, 5, 2, 16, 4, 2, 1)
+    _same_tokens(check, _check_whole_patch_shift(check, model, x, 5, 2, 16, 4, 2, 1), x,
+                 **config)
 
 
 @graded(1, "A shift by part of a patch changes what each patch contains, not only where it "
            "is: no reordering of the old tokens can give the new ones.")
 def test_sub_patch_shift_matches_no_permutation(check, learner, device):
     """No positions: after shifts by 4 and (1, 1) pixels some token matches no old token."""
-    model = _model(learner, device)
+    model = _loaded(check, learner, device)
     x = _images(5, (1, 3, 16, 24), device)
-    out = _tokens(check, model, x, 6, 32)[0]
+    tokens = _tokens(check, model, x, 6, 32)
+    out = tokens[0]
     size = float(out.norm(dim=1).max())
     for dr, dc in [(0, 4), (1, 1)]:
         moved = _tokens(check, model, _roll(x, dr, dc), 6, 32)[0]
@@ -268,13 +399,14 @@ def test_sub_patch_shift_matches_no_permutation(check, learner, device):
                    f"token is within {worst:.2g} (relative) of one of the unshifted image's "
                    "tokens, as if the shift had only reordered them: the tokens must depend on "
                    "the pixels inside each patch (a Conv2d with kernel = stride = patch).")
+    _same_tokens(check, tokens, x)
 
 
-@graded(2, "With an absolute position table the moved content meets different position "
+@graded(1, "With an absolute position table the moved content meets different position "
            "vectors: the tokens are no longer a permutation of the original ones.")
 def test_positions_break_whole_patch_shift(check, learner, device):
     """A non-trivial position table (N(0, 1) entries): a one-patch shift no longer commutes."""
-    model = _model(learner, device, num_patches=6, pos_embed=True)
+    model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
     learner.apply(Recipe("set_pos_embed", {"table": _table(6, 6, 32)}), model.handle)
     x = _images(6, (2, 3, 16, 24), device)
     out = _tokens(check, model, x, 6, 32)
@@ -287,19 +419,21 @@ def test_positions_break_whole_patch_shift(check, learner, device):
     check.that(err > BROKEN_MIN, f"With a position table of N(0, 1) entries, a one-patch "
                f"shift changes the tokens by only {err:.2g} of their scale: are the positions "
                "added to the patch tokens before the encoder?")
+    _same_tokens(check, out, x, _table(6, 6, 32), num_patches=6, pos_embed=True)
 
 
 @graded(1, "The table is added to the patch tokens before the encoder, so the encoder mixes it "
            "with the content: its effect on the output differs from image to image.")
 def test_positions_enter_before_encoder(check, learner, device):
     """Output with a table minus output with a zero table: not the table itself, image-dependent."""
-    model = _model(learner, device, num_patches=6, pos_embed=True)
+    model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
     table = _table(9, 6, 32)
     x = _images(9, (2, 3, 16, 24), device)
     learner.apply(Recipe("set_pos_embed", {"table": np.zeros_like(table)}), model.handle)
     base = _tokens(check, model, x, 6, 32)
     learner.apply(Recipe("set_pos_embed", {"table": table}), model.handle)
-    effect = _tokens(check, model, x, 6, 32) - base                      # (2, N_p, dim)
+    out = _tokens(check, model, x, 6, 32)
+    effect = out - base                                                 # (2, N_p, dim)
     if float(effect.abs().max()) <= 1e-3 * float(base.abs().max()):
         _fail_with(_positions_ignored, "Setting a position table of N(0, 1) entries does not "
                    "change the output.")
@@ -311,13 +445,14 @@ def test_positions_enter_before_encoder(check, learner, device):
     check.that(spread > BROKEN_MIN, f"The position table changes the outputs of two different "
                f"images almost alike (relative difference {spread:.2g}): is it added before "
                "the encoder layers?")
+    _same_tokens(check, out, x, table, num_patches=6, pos_embed=True)
 
 
-@graded(2, "Positions belong to slots: token r*W_p + c gets row r*W_p + c of the table. Move "
+@graded(1, "Positions belong to slots: token r*W_p + c gets row r*W_p + c of the table. Move "
            "the table with the content and the symmetry comes back.")
 def test_positions_moved_with_content_restore_symmetry(check, learner, device):
     """Shift the image by (1, 1) patches and the table's rows by Π: tokens permuted by Π."""
-    model = _model(learner, device, num_patches=6, pos_embed=True)
+    model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
     table = _table(7, 6, 32)
     src = _perm_src(2, 3, 1, 1)
     x = _images(7, (2, 3, 16, 24), device)
@@ -329,15 +464,16 @@ def test_positions_moved_with_content_restore_symmetry(check, learner, device):
                 atol=EQ_ATOL_REL * float(out.abs().max()),
                 what="the tokens of the shifted image with the permuted table, against the "
                      "permuted tokens of the original")
+    _same_tokens(check, out, x, table, num_patches=6, pos_embed=True)
 
 
 @graded(1, "Use the Conv2d with kernel = stride = patch and flatten/transpose, not Python "
            "loops over patches.", timeout=30)
 def test_larger_batch(check, learner, reference, device):
     """A batch of 4 images of 64x96 (96 tokens each): shape and a (2, 3)-patch shift (timed)."""
-    model = _model(learner, device)
+    model = _loaded(check, learner, device)
     x = _images(8, (4, 3, 64, 96), device)
-    _check_whole_patch_shift(check, model, x, 8, 12, 32, 8, 2, 3)
+    out = _check_whole_patch_shift(check, model, x, 8, 12, 32, 8, 2, 3)
     learner_s = learner.last_call_seconds
     model.forward(x)                                 # best of two: warm-up not counted
     learner_s = min(learner_s, learner.last_call_seconds)
@@ -350,3 +486,4 @@ def test_larger_batch(check, learner, reference, device):
             torch.cuda.synchronize()
         ref_s = min(ref_s, time.perf_counter() - started)
     check.note_runtime("PatchViT.forward", learner_s, ref_s)
+    _same_tokens(check, out, x)

@@ -299,12 +299,13 @@ def test_forward_large(check):
 
 @graded(1, "Check the shapes first: X is (N, D, d), Q is (D, D), v is (d,).")
 def test_forward_invalid_shapes(check):
-    """Mismatched shapes raise ValueError."""
+    """Mismatched shapes raise ValueError; the matching shapes give the right logits."""
     X, Q, v = _model_inputs(5, 3, 4, 2)
     check.raises("ValueError", F_FWD, X[0], Q, v)
     check.raises("ValueError", F_FWD, X, Q[:3], v)
     check.raises("ValueError", F_FWD, X, Q[:, :3], v)
     check.raises("ValueError", F_FWD, X, Q, np.ones(3))
+    check.call(F_FWD, X, Q, v)
 
 
 # -- patch association ------------------------------------------------------------------------
@@ -378,7 +379,8 @@ def test_association_large(check):
 
 @graded(1, "Validate that A is square and finite and that the groups cover 0..D-1 exactly once.")
 def test_association_invalid(check):
-    """Non-square A, non-finite A, and groups that are not a partition raise ValueError."""
+    """Non-square A, non-finite A, and groups that are not a partition raise ValueError; a
+    valid A and partition give the right association."""
     A = np.full((4, 4), 0.25)
     check.raises("ValueError", F_ASSOC, A[:3], [[0, 1], [2]])
     bad = A.copy()
@@ -389,6 +391,8 @@ def test_association_invalid(check):
     check.raises("ValueError", F_ASSOC, A, [[0, 1], [2, 3, 4]])      # 4 out of range
     check.raises("ValueError", F_ASSOC, A, [[0, 1], [], [2, 3]])     # empty group
     check.raises("ValueError", F_ASSOC, A, [[0], [1], [2], [3]], exclude_self=True)
+    rng = np.random.default_rng(9)
+    check.call(F_ASSOC, rng.random((4, 4)), [[0, 2], [1, 3]])
 
 
 # -- training ---------------------------------------------------------------------------------
@@ -490,7 +494,8 @@ def test_training_other_layout(check, learner):
 
 @graded(1, "Validate X, y, steps and lr before training.")
 def test_training_invalid(check):
-    """A 2-D X, labels other than -1/+1, a wrong-length y, negative steps, lr <= 0."""
+    """A 2-D X, labels other than -1/+1, a wrong-length y, negative steps, lr <= 0 raise
+    ValueError; valid arguments train as gradient descent does."""
     _, X, y, _, _ = _task(13, (3, 2, 3, 2))
     X, y = X[:20], y[:20]
     check.raises("ValueError", F_TRAIN, X[:, 0], y, 10, LR, 0)
@@ -498,3 +503,4 @@ def test_training_invalid(check):
     check.raises("ValueError", F_TRAIN, X, y[:10], 10, LR, 0)
     check.raises("ValueError", F_TRAIN, X, y, -1, LR, 0)
     check.raises("ValueError", F_TRAIN, X, y, 10, 0.0, 0)
+    check.call(F_TRAIN, X, y, 10, LR, 0, rtol=1e-6, atol=1e-9)

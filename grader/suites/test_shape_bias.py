@@ -143,10 +143,11 @@ def test_string_labels(check):
 @graded(1, "Check the three lengths before counting and raise ValueError with a clear "
            "message.")
 def test_unequal_lengths_raise(check):
-    """Sequences of different lengths raise ValueError."""
+    """Sequences of different lengths raise ValueError; equal lengths give the right ratio."""
     check.raises("ValueError", F, ["cat", "dog"], ["cat"], ["bird", "car"])
     check.raises("ValueError", F, ["cat"], ["cat"], ["bird", "car"])
     check.raises("ValueError", F, [1, 2, 3], [1, 2, 3], [4, 5])
+    check.call(F, ["cat", "car", "dog"], ["cat", "dog", "dog"], ["bird", "car", "cat"])
 
 
 @graded(1, "Use element-wise comparisons on whole arrays and count with sums: a million "

@@ -208,11 +208,13 @@ def test_zero_output_denominator(check, learner):
 @graded(1, "Validate the arguments and raise ValueError: stride >= 1, x of shape (C, H, W), "
            "shift an int or a pair.")
 def test_invalid_arguments_raise(check):
-    """stride 0, a 2-D x and a 3-entry shift raise ValueError."""
+    """stride 0, a 2-D x and a 3-entry shift raise ValueError; valid ones give the right
+    error."""
     x = _image(18)
     check.raises("ValueError", F_ERR, Recipe(*ZERO), x, 1, stride=0)
     check.raises("ValueError", F_ERR, Recipe(*ZERO), x[0], 1)
     check.raises("ValueError", F_ERR, Recipe(*ZERO), x, (1, 2, 3))
+    _call(check, F_ERR, CONV2, x, (2, 1), stride=2)
 
 
 @graded(1, "Try the output shifts all at once (fancy indexing or a loop over one axis only), "
@@ -295,9 +297,10 @@ def test_permutation_moves_patch_tokens(check, learner):
 
 @graded(1, "Validate the grid size and raise ValueError.")
 def test_permutation_invalid(check):
-    """An empty grid raises ValueError."""
+    """An empty grid raises ValueError; a 1x3 grid gives the right permutation."""
     check.raises("ValueError", F_PERM, 0, 3, 0, 1)
     check.raises("ValueError", F_PERM, 2, 0, 0, 1)
+    check.call(F_PERM, 1, 3, 0, 1)
 
 
 @graded(1, "Compute every token's new index at once (arrays of rows and columns), then set the "

@@ -12,7 +12,7 @@ Two kinds of recipe:
   seeded ones draw their weights from ``torch.Generator().manual_seed(seed)``, in float64 on
   the CPU, so two processes with the same torch build the same function;
 - helpers applied to a learner's ``torch.nn.Module`` passed as a handle (``param_count``,
-  ``seeded_init``, ``set_pos_embed``, ``to_device``).
+  ``seeded_init``, ``set_pos_embed``, ``load_state``, ``to_device``).
 
 To add a recipe: write ``def _name(**params) -> Callable`` and register it in ``RECIPES``.
 """
@@ -241,6 +241,38 @@ def _set_pos_embed(table: np.ndarray) -> Callable[[Any], None]:
     return fn
 
 
+def _load_state(state: dict[str, np.ndarray]) -> Callable[[Any], None]:
+    """``module -> None``: ``module.load_state_dict(state, strict=True)``.
+
+    ``state`` maps parameter names to arrays (the reference's weights); each is cast to its
+    parameter's dtype and device. The names and shapes are compared with
+    ``module.state_dict()`` first: any difference raises ``ValueError`` naming the keys that
+    are missing, unexpected or of another shape (at most four of each).
+    """
+    state = {str(k): np.array(v) for k, v in state.items()}
+
+    def fn(module: Any) -> None:
+        import torch
+
+        own = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+        problems = []
+        for what, keys in (
+                ("missing", [f"{k} {v.shape}" for k, v in state.items() if k not in own]),
+                ("unexpected", [f"{k} {own[k]}" for k in own if k not in state]),
+                ("of another shape", [f"{k} is {own[k]}, expected {v.shape}"
+                                      for k, v in state.items()
+                                      if k in own and own[k] != v.shape])):
+            if keys:
+                more = f" (and {len(keys) - 4} more)" if len(keys) > 4 else ""
+                problems.append(f"{what}: {', '.join(keys[:4])}{more}")
+        if problems:
+            raise ValueError("the state_dict keys differ from the documented layers; "
+                             + "; ".join(problems))
+        module.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=True)
+
+    return fn
+
+
 def _to_device(device: str = "cpu") -> Callable[[Any], None]:
     """``module -> None``: ``module.to(device)`` (the returned module stays in the worker)."""
 
@@ -259,6 +291,7 @@ RECIPES: dict[str, Callable[..., Callable[..., Any]]] = {
     "seeded_init": _seeded_init,
     "param_count": _param_count,
     "set_pos_embed": _set_pos_embed,
+    "load_state": _load_state,
     "to_device": _to_device,
 }
 
