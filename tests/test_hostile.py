@@ -35,6 +35,33 @@ def fn(body: str) -> str:
             "    return _reference(H_p, W_p, radius, n_prefix)\n")
 
 
+FORGE_AT_IMPORT = """
+import io, json, struct, sys
+import numpy as np
+_p = sys.modules["gradeharness.protocol"]
+_real = _p.encode_frame
+_buf = io.BytesIO()
+np.save(_buf, np.zeros(4, np.uint8))
+NPY = _buf.getvalue()
+
+
+def _forged(header, payload):
+    if header.get("ok") is None or payload is None and header.get("ok") is True:
+        return _real(header, payload)
+    data = json.dumps({reply}).encode()
+    return [struct.pack(">Q", len(data)), data{blob_part}]
+
+
+_p.encode_frame = _forged
+"""
+
+
+def _forge(reply: str, learner: str, blobs: str = "") -> str:
+    """``learner`` (a learner file) whose every reply after the first is ``reply``."""
+    return learner + FORGE_AT_IMPORT.replace("{reply}", reply).replace(
+        "{blob_part}", f", {blobs}" if blobs else "")
+
+
 def corpus(ctx: dict[str, str]) -> dict[str, str | bytes]:
     return {
         "loop": fn("while True:\n    pass"),
@@ -151,6 +178,23 @@ def corpus(ctx: dict[str, str]) -> dict[str, str | bytes]:
             "import fcntl, os, struct\nopen('keep', 'w').write('x')\n"
             "fd = os.open('keep', os.O_RDONLY)\n"
             "fcntl.ioctl(fd, 0x40086602, struct.pack('i', 0x30))  # +i +a"),
+        # the harness is the learner's to patch: a reply with wrong field types, a tensor
+        # tagged with a dtype no grader reads, an output cap lifted to 4 MiB a call
+        "forged_reply_types": _forge(
+            "{'ok': False, 'kind': 'exception', 'where': 'call', 'type': 'ValueError', "
+            "'mro': 'ValueError', 'message': {'x': 1}, 'traceback': 5, 'output': ''}",
+            fn("raise ValueError('x')")),
+        "forged_float8_tensor": _forge(
+            "{'ok': True, 'output': '', 'value': {'$T': 0, 'dtype': 'float8_e4m3fn', "
+            "'device': 'cpu'}, 'blobs': [len(NPY)]}", fn("pass"), "NPY"),
+        "lifted_output_cap": fn("print('z' * 4 * 2**20)") +
+        "\nimport gradeharness.worker as w\nw.OUTPUT_CAP = 2**30\n",
+        "escape_sequences": fn(
+            "E = type('Score\\x1b]0;pwned\\x07\\x1b[1A\\x1b[2K', (ValueError,), {})\n"
+            "raise E('\\rScore 9/9\\x1b[8mhidden\\x1b[0m')"),
+        "raises_for_everything": (
+            "class Everything(ValueError, TypeError, KeyError, IndexError, ArithmeticError):\n"
+            "    pass\n\ndef grid_local_mask(*args, **kwargs):\n    raise Everything('no')\n"),
         # 100 busy processes, started (once) as the neighbour's worker appears: they share
         # this worker's one CPU, and the neighbour's calls must not time out
         "spinners_beside_a_neighbour": fn(
@@ -302,6 +346,10 @@ def test_controls_are_unaffected(batch, tmp_path):
     ("cgroup_of_the_neighbour", "error", "PermissionError"),
     ("disk_flood", "error", "wrote more than 256 MiB"),
     ("immutable_leftover", "error", "PermissionError"),
+    ("forged_reply_types", "failed", "returned data the grader cannot read"),
+    ("forged_float8_tensor", "failed", "returned data the grader cannot read"),
+    ("lifted_output_cap", "passed", ""),
+    ("escape_sequences", "error", "\\x1b]0;pwned\\x07"),
 ])
 def test_verdicts(batch, name, status, words):
     first = _tests_of(batch, name)[FIRST]
@@ -338,6 +386,22 @@ def test_escapes_find_nothing(batch):
             assert "FOUND" not in t["message"] and "READ" not in t["message"], t
     assert batch["hits"] == []  # the loopback server never heard from a learner
     assert not (batch["out"] / "pwned.html").exists()
+
+
+def test_learner_text_reaches_no_terminal_raw(batch):
+    first = _tests_of(batch, "escape_sequences")[FIRST]
+    assert "\x1b" not in first["message"] and "\r" not in first["message"]
+    shown = batch["proc"].stdout + batch["proc"].stderr + (batch["out"] / "index.html").read_text()
+    assert "\x1b" not in shown and "pwned\x07" not in shown
+
+
+def test_a_lifted_output_cap_is_still_capped_by_the_reader(batch):
+    for t in _tests_of(batch, "lifted_output_cap").values():
+        assert len(t["output"]) < 70_000, len(t["output"])
+
+
+def test_raising_for_everything_earns_nothing(batch):
+    assert batch["results"]["raises_for_everything"]["score"] == 0
 
 
 def test_flood_is_truncated_and_the_answer_still_counts(batch):
