@@ -18,7 +18,10 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
     $PY -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
   echo "== which confinement layer lets CUDA start"
   $PY bench/gpu_diagnose.py
-  $PY -c "import pyseccomp, pynvml" 2>&1 || echo "(pyseccomp / nvidia-ml-py missing here: carry them, e.g. a wheel folder, or the level is basic)"
+  # the device reaches no registry: carry the two pure-Python wheels, made here with
+  # `pip download --no-deps -d bench/wheels pyseccomp nvidia-ml-py`, and set WHEELS=bench/wheels
+  if [ -n "${WHEELS:-}" ]; then $PY -m pip install -q --no-index --find-links "$WHEELS" pyseccomp nvidia-ml-py 2>&1 | tail -2; fi
+  $PY -c "import pyseccomp, pynvml" 2>&1 || echo "(pyseccomp / nvidia-ml-py missing: set WHEELS, or the level is basic)"
   echo "== every reference on cuda"
   $PY -m grader --submission solutions --device cuda --report-dir "$OUT/references" -q; echo "exit $?"
   $PY -c "import json; print('device:', json.load(open('$OUT/references/results.json'))['isolation'].get('device'))"

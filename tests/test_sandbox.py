@@ -165,3 +165,23 @@ def test_the_grade_command_starts_the_fork_server_its_exercises_need(argv, serve
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == str(servers), out.stderr
+
+
+@pytest.mark.skipif(isolation.probe().level != "strict", reason="every layer must work here")
+def test_a_missing_layer_is_named_and_strict_needs_it(monkeypatch):
+    """Without libseccomp the one probe that confines a child like a worker is not enough:
+    each layer is probed alone, the seccomp layer says why it is missing, the others stay."""
+    from grader.sandbox.harness import syscall_filter
+
+    monkeypatch.setattr(syscall_filter, "available", lambda: "libseccomp cannot be loaded")
+    isolation.probe.cache_clear()
+    try:
+        caps = isolation.probe()
+        layers = {layer.name: layer for layer in caps.layers}
+        assert not layers["seccomp"].active
+        assert "libseccomp cannot be loaded" in layers["seccomp"].detail
+        assert all(layers[n].active for n in ("tmpfs work folder", "PID namespace",
+                                              "no capabilities", "landlock"))
+        assert caps.missing() == ["a seccomp filter"] and caps.level == "basic"
+    finally:
+        isolation.probe.cache_clear()

@@ -150,6 +150,33 @@ def _no_privileges(status: str) -> str | None:
     return None if held.get("NoNewPrivs") == 1 else "no_new_privs is not set"
 
 
+def _probe_together(mode: str) -> str | None:
+    """The ``/proc/<pid>/status`` of a child confined as a worker is (a tmpfs folder,
+    process 1 of a PID namespace, no capabilities, the seccomp filter), when every layer
+    works at once; None when any fails (then each is probed alone, to say which)."""
+    folder = tempfile.mkdtemp(prefix="grade-probe-")
+    status: list[str] = []
+
+    def confine_like_a_worker() -> None:
+        confine.namespaces.enter(mode, mounts=True, pids=True)
+        confine.namespaces.private_tmpfs(folder, 1 << 20)
+        confine.namespaces.become_init()
+        privileges.drop_all()
+        syscall_filter.install()
+
+    def judge(out: str) -> str | None:
+        pid, _, text = out.partition("\n")
+        status.append(text)
+        return None if pid.strip() == "1" and _no_privileges(text) is None else "no"
+
+    try:
+        why = _probe_in_child(confine_like_a_worker,
+                              ["/bin/sh", "-c", "echo $$; exec cat /proc/self/status"], judge)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return status[0] if why is None else None
+
+
 def _probe_namespaces(mode: str) -> tuple[str | None, str | None]:
     """Why a tmpfs work folder in a mount namespace, and process 1 of a PID namespace,
     cannot be had in ``mode`` (None for each that works)."""
@@ -233,8 +260,13 @@ def probe() -> Capabilities:
     layers.append(Layer("network namespace", netns is not None,
                         "no network inside the worker" if netns else
                         "not available (" + "; ".join(reasons) + ")"))
-    mounts_why, pids_why = _probe_namespaces(netns) if netns else (
-        "needs the namespaces the network namespace needs", ) * 2
+    filter_why = syscall_filter.available()
+    together = _probe_together(netns) if netns and filter_why is None else None
+    if together is not None:  # one child showed every layer at once: no need to ask each
+        mounts_why = pids_why = None
+    else:
+        mounts_why, pids_why = _probe_namespaces(netns) if netns else (
+            "needs the namespaces the network namespace needs", ) * 2
     layers.append(Layer("tmpfs work folder", mounts_why is None,
                         f"a mount namespace of its own; the work folder is a {DISK_BYTES >> 20} "
                         "MiB tmpfs, gone with the worker" if mounts_why is None else
@@ -245,9 +277,8 @@ def probe() -> Capabilities:
                         "kernel ends every process it started" if pids_why is None else
                         f"not available ({pids_why}); escaped processes are found and killed "
                         "through the cgroup or as orphans"))
-    filter_why = syscall_filter.available()
-    status: list[str] = []
-    priv_why = _probe_in_child(
+    status: list[str] = [] if together is None else [together]
+    priv_why = None if together is not None else _probe_in_child(
         lambda: (privileges.drop_all(), filter_why is None and syscall_filter.install()),
         ["/bin/cat", "/proc/self/status"], lambda out: status.append(out))
     priv_why = priv_why or _no_privileges(status[0])
