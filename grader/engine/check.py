@@ -380,6 +380,17 @@ class Check:
         """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake."""
         raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake))
 
+    def array(self, value: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
+        """``value`` (a result of the learner's) as a numpy array of ``dtype``, for a suite
+        that computes with it; a failed test saying what it is when it cannot be read as one
+        (a string, ragged lists, ...), never a grader error."""
+        try:
+            return np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise GradeFailure(f"{what} should be an array of numbers, but it is a "
+                               f"{type(value).__name__} that numpy cannot read as one "
+                               f"({str(exc).split('. ')[0]})") from None
+
     def that(self, condition: bool, message: str) -> None:
         """Fail with ``message`` unless ``condition`` holds (for property tests)."""
         if not condition:

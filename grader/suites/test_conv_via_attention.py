@@ -329,7 +329,8 @@ def test_large_alpha_stays_finite(check, learner):
     """alpha = 1e4 in 1-D and 2-D: finite, and equal to the cross-correlation."""
     for i, (xs, ws) in enumerate([((9, 2), (3, 2, 3)), ((5, 6, 2), (2, 2, 3, 3))]):
         X, W = _data(60 + i, xs, ws)
-        out = np.asarray(learner.conv_via_attention(X, W, 1e4))
+        out = check.array(learner.conv_via_attention(X, W, 1e4), "conv_via_attention's "
+                          "result for alpha = 1e4")
         expected = check.expected(F, X, W, 1e4)
         if out.shape == expected.shape and not np.all(np.isfinite(out)):
             bad = int(np.sum(~np.isfinite(out)))

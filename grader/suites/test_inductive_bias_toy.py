@@ -295,8 +295,8 @@ def test_measured_errors_track_predictions(check, learner):
     for N in (60, 122, 400):
         errs = []
         for X, Y, Xt, Yt in trials[N]:
-            w = np.asarray(learner.fit_shared_kernel(X, Y, 3), dtype=float)
-            W = np.asarray(learner.fit_full_map(X, Y), dtype=float)
+            w = check.array(learner.fit_shared_kernel(X, Y, 3), "fit_shared_kernel's w")
+            W = check.array(learner.fit_full_map(X, Y), "fit_full_map's W")
             check.that(w.shape == (3,) and W.shape == (n, n),
                        f"expected w of shape (3,) and W of shape ({n}, {n}), got {w.shape} "
                        f"and {W.shape}")

@@ -402,7 +402,8 @@ def _trained(check, learner, X, y, steps, lr, seed):
     N, D, d = X.shape
     check.that(isinstance(out, (tuple, list)) and len(out) == 2,
                f"train_positional_attention must return a pair (Q, v), got {type(out).__name__}")
-    Q, v = (np.asarray(a, dtype=np.float64) for a in out)
+    Q, v = (check.array(a, f"train_positional_attention's {name}")
+            for a, name in zip(out, "Qv"))
     check.that(Q.shape == (D, D) and v.shape == (d,),
                f"expected Q of shape {(D, D)} and v of shape {(d,)}, got {Q.shape} and {v.shape}")
     check.that(bool(np.isfinite(Q).all() and np.isfinite(v).all()),

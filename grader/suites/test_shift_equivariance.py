@@ -286,7 +286,8 @@ def test_permutation_moves_patch_tokens(check, learner):
     x = _image(24, (3, 24, 32))
     pe = built(Recipe(*PATCH))
     for dr, dc in [(0, 1), (2, -1), (1, 3)]:
-        perm = np.asarray(learner.patch_shift_permutation(3, 4, dr, dc))
+        perm = check.array(learner.patch_shift_permutation(3, 4, dr, dc),
+                           f"patch_shift_permutation(3, 4, {dr}, {dc})")
         tokens = pe(x).reshape(32, -1).T                     # (N_p, d), raster order
         moved = pe(np.roll(x, (8 * dr, 8 * dc), axis=(1, 2))).reshape(32, -1).T
         check.that(perm.shape == (12, 12), f"patch_shift_permutation(3, 4, {dr}, {dc}) should "
