@@ -74,6 +74,21 @@ def get(slug: str) -> Exercise:
     return load()[slug]
 
 
+RELEASE_INFO = PACKAGE_DIR / "release.json"
+
+
+@lru_cache(maxsize=1)
+def release_info() -> dict | None:
+    """In a student release (``grade release``): its assignment and, per exercise, how many
+    hidden tests run only when the work is graded; None in the full project."""
+    import json
+
+    try:
+        return json.loads(RELEASE_INFO.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 @lru_cache(maxsize=1)
 def pack_version() -> str:
     """A fingerprint of everything a verdict depends on: the index (tolerances, points), the
@@ -87,7 +102,7 @@ def pack_version() -> str:
              PACKAGE_DIR / "sandbox", PACKAGE_DIR / "suite.py"]
     for root in roots:
         files = sorted(root.rglob("*.py")) + sorted(root.rglob("*.ini")) if root.is_dir() \
-            else [root]
+            else [root] if root.exists() else []  # (a student release has no references)
         for f in files:
             digest.update(str(f.relative_to(PROJECT_DIR)).encode())
             digest.update(f.read_bytes())

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from grader.commands import bulk, doctor, grading, interview, learner
+from grader.commands import bulk, doctor, grading, interview, learner, release
 from grader.commands.common import complete_exercise
 
 
@@ -49,6 +49,7 @@ def main() -> None:
     grade solution EX           the reference, once you have passed
     grade interview             a mock interview against the clock
     grade bulk SUBMISSIONS --out DIR   grade a whole class (teachers)
+    grade release --assignment FILE OUT   a student release (or --gradescope OUT.zip)
     grade doctor                what isolation this machine gives learner code
 
     The learner's code runs in a separate process; the report goes to reports/index.html.
@@ -58,5 +59,5 @@ def main() -> None:
 
 for _command in (grading.run, learner.list_exercises, learner.show, learner.hint, learner.reset,
                  learner.solution, learner.progress, interview.interview, bulk.bulk,
-                 doctor.doctor):
+                 release.release, doctor.doctor):
     main.add_command(_command)

@@ -213,21 +213,22 @@ def class_report_context(results: list[dict], rejected: list) -> dict[str, Any]:
 
 
 def render_class_report(results: list[dict], rejected: list, *, title: str, layout: str,
-                        generated: str) -> str:
+                        generated: str, scope: str = "") -> str:
     """The class report as one self-contained HTML page (no network, readable without JS).
 
     ``results``: result dicts as in ``results.json``; ``rejected``: entries with ``id``,
     ``reason``, ``source``; ``title``: the page heading; ``layout``: the input layout detected
-    (shown as is); ``generated``: the timestamp shown. Every value is HTML-escaped.
+    (shown as is); ``generated``: the timestamp shown; ``scope``: which exercises were graded
+    and why (one sentence). Every value is HTML-escaped.
     """
     ctx = class_report_context(results, rejected)
     return _ENV.get_template("class_report.html.j2").render(
-        title=title, layout=layout, generated=generated, fmt=fmt_number,
+        title=title, layout=layout, generated=generated, scope=scope, fmt=fmt_number,
         breakable=_breakable, **ctx)
 
 
 def write_class_report(out_dir: Path, results: list[dict], rejected: list, **kw: Any) -> Path:
-    """Render the class report (``kw``: ``title``, ``layout``, ``generated``) and write
+    """Render the class report (``kw``: ``title``, ``layout``, ``generated``, ``scope``) and write
     ``out_dir/index.html`` atomically; return its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     index = out_dir / "index.html"

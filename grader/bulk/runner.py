@@ -8,6 +8,7 @@ killed at any point leaves complete reports or none, and the next run resumes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
+from grader.engine.policy import Policy
 
 from .layouts import Submission
 
@@ -37,10 +39,11 @@ class BulkOutcome:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (id, why grading failed)
 
 
-def cache_key(sub: Submission, exercises: list[str], device: str, budget_s: float) -> str:
+def cache_key(sub: Submission, exercises: list[str], device: str, budget_s: float,
+              policy: Policy | None = None) -> str:
     digest = hashlib.sha256(catalog.pack_version().encode())
-    digest.update(json.dumps({"exercises": exercises, "device": device,
-                              "budget_s": budget_s}).encode())
+    digest.update(json.dumps({"exercises": exercises, "device": device, "budget_s": budget_s,
+                              "policy": dataclasses.asdict(policy or Policy())}).encode())
     for slug in sorted(sub.files):
         digest.update(slug.encode())
         digest.update(hashlib.sha256(sub.files[slug].read_bytes()).digest())
@@ -66,7 +69,7 @@ def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> 
 
 
 def _serve(conn: Connection, parent: int, others: list[Connection], exercises: list[str],
-           device: str, out: str, budget_s: float) -> None:
+           device: str, out: str, budget_s: float, policy: Policy) -> None:
     """A pool process: one pytest session (suites collected once) grades each submission
     it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
     ``None`` ends it."""
@@ -97,7 +100,7 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
                 return
             sub_id, files, keys[sub_id] = msg
             yield Job({s: Path(p) if p else None for s, p in files.items()}, sub_id, device,
-                      budget_s)
+                      budget_s, policy=policy)
 
     def send(answer: tuple) -> None:
         try:
@@ -128,13 +131,14 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
               workers: int, force: bool, budget_s: float = 900.0,
+              policy: Policy | None = None,
               on_done: Callable[[str, bool], None] | None = None) -> BulkOutcome:
     """Grade ``subs`` (cache first, then a process pool); results come back sorted by id."""
     outcome = BulkOutcome()
     by_id: dict[str, dict[str, Any]] = {}
     todo: list[tuple[Submission, str]] = []
     for sub in subs:
-        key = cache_key(sub, exercises, device, budget_s)
+        key = cache_key(sub, exercises, device, budget_s, policy)
         hit = None if force else cached_result(out, sub.id, key)
         if hit is not None:
             by_id[sub.id] = hit
@@ -150,7 +154,8 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
 
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        pool = _Pool(min(workers, len(todo)), (exercises, device, str(out), budget_s))
+        pool = _Pool(min(workers, len(todo)),
+                     (exercises, device, str(out), budget_s, policy or Policy()))
         for sub_id, data, error in pool.run([job(sub, key) for sub, key in todo]):
             if error is not None:
                 outcome.failures.append((sub_id, error))

@@ -8,12 +8,15 @@ from pathlib import Path
 
 import click
 
+from grader.engine.policy import Policy
+
 from .common import (
     EXIT_INTERNAL,
     EXIT_OK,
     check_isolation,
     device_option,
     isolation_option,
+    load_assignment,
     parse_exercises,
     resolve_device,
 )
@@ -26,18 +29,28 @@ RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Report folder: index.html, grades.csv, junit.xml, one folder per submission.")
-@click.option("--exercises", help="Comma-separated exercises to grade (default: all).")
+@click.option("--assignment", "assignment_file", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), help="An assignment.toml: its exercises, points, time limits, "
+              "due date and feedback level (see the README).")
+@click.option("--exercises", help="Comma-separated exercises to grade (default: the "
+              "assignment's, else those found in at least one submission).")
+@click.option("--feedback", type=click.Choice(["graded", "full"]), default=None,
+              help="What hidden tests tell (default: the assignment's, else graded): graded "
+                   "shows no input, expected value, difference map or printed output.")
 @click.option("--workers", type=click.IntRange(1, 512), default=os.cpu_count() or 1,
               show_default="the number of cores", help="Submissions graded in parallel.")
 @device_option
 @click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
-@click.option("--title", default="Class report", show_default=True, help="The report's title.")
-@click.option("--time-budget", type=click.FloatRange(min=1), default=900, show_default=True,
-              help="Seconds of wall-clock time for all the calls of one submission.")
+@click.option("--title", help="The report's title (default: the assignment's, else "
+              "\"Class report\").")
+@click.option("--time-budget", type=click.FloatRange(min=1), default=None,
+              help="Seconds of wall-clock time for all the calls of one submission (default: "
+                   "the assignment's, else 900).")
 @isolation_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: int, device: str,
-         force: bool, title: str, time_budget: float, isolation: str, quiet: bool) -> None:
+def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
+         exercises: str | None, feedback: str | None, workers: int, device: str, force: bool,
+         title: str | None, time_budget: float | None, isolation: str, quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
     of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
 
@@ -54,14 +67,29 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
     from grader.sandbox.isolation import sweep_stale_cgroups
 
     check_isolation(isolation)
-    slugs = parse_exercises(exercises)
-    dev = resolve_device(device, slugs)
+    task = load_assignment(assignment_file)
+    slugs = parse_exercises(exercises) if exercises else \
+        list(task.exercises) if task else parse_exercises(None)
+    policy = task.policy(feedback) if task else Policy(feedback=feedback or "graded")
+    title = title or (task.title if task else "Class report")
+    budget = time_budget or (task.submission_seconds if task and task.submission_seconds
+                             else 900.0)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grade-bulk-") as tmp:
         try:
             found = layouts.discover(list(inputs), slugs, Path(tmp))
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+        if exercises:
+            scope = f"Graded the exercises asked for: {', '.join(slugs)}."
+        elif task:
+            scope = f"Graded the assignment's exercises: {', '.join(slugs)}."
+        else:  # no assignment: what the class handed in, never the whole pack
+            seen = {slug for sub in found.submissions for slug in sub.files}
+            slugs = [slug for slug in slugs if slug in seen]
+            scope = (f"No assignment given: graded the exercises found in at least one "
+                     f"submission ({', '.join(slugs) or 'none'}).")
+        dev = resolve_device(device, slugs)
         clash = [s for s in found.submissions if s.id in RESERVED_IDS]
         found.submissions = [s for s in found.submissions if s.id not in RESERVED_IDS]
         found.rejected += [layouts.Rejected(id=s.id, reason=f"the id {s.id!r} is the name of a "
@@ -77,7 +105,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
         expected.use_disk(out / ".cache" / "expected")
         outcome = runner.grade_all(
             found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
-            force=force, budget_s=time_budget,
+            force=force, budget_s=budget, policy=policy,
             on_done=lambda sub_id, cached: progress.advance(sub_id))
         progress.close()
         tempfile.tempdir = None
@@ -87,11 +115,13 @@ def bulk(inputs: tuple[Path, ...], out: Path, exercises: str | None, workers: in
                          source="") for i, why in outcome.failures]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     class_report.write_class_report(out, outcome.results, rejected, title=title,
-                                    layout=found.description, generated=generated)
+                                    layout=found.description, generated=generated,
+                                    scope=f"{scope} Hidden tests: {policy.feedback} feedback.")
     exports.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected)
     exports.write_junit(out / "junit.xml", outcome.results, rejected)
     totals = [r["score"] / r["max_score"] for r in outcome.results if r.get("max_score")]
     mean = f" · mean {100 * sum(totals) / len(totals):.0f}%" if totals else ""
+    click.echo(scope, err=True)
     click.echo(f"Graded {outcome.graded}, {outcome.cached} from cache, {len(rejected)} not "
                f"graded{mean} · class report: {out / 'index.html'}")
     if outcome.interrupted:

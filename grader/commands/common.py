@@ -80,6 +80,19 @@ isolation_option = click.option(
          "network (see grade doctor).")
 
 
+def load_assignment(path: Path | None):
+    """The assignment in ``path`` (None without one); a file that does not fit is a usage
+    error (exit 2) naming the field."""
+    if path is None:
+        return None
+    from grader.assignment import AssignmentError, load
+
+    try:
+        return load(path)
+    except AssignmentError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def check_isolation(mode: str) -> None:
     """``strict``: refuse to grade without every isolation layer strict needs (exit 2);
     ``auto``: grade anyway, warning once when the machine offers less."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from grader import catalog
+from grader.engine.policy import Policy
 from grader.engine.results import ExerciseResult, SubmissionResult, TestResult
 from grader.report import terminal
 
@@ -22,6 +23,7 @@ from .common import (
     device_option,
     exercises_dir_option,
     isolation_option,
+    load_assignment,
     resolve_device,
 )
 
@@ -55,7 +57,8 @@ def _select(exercises: tuple[str, ...], submission: Path | None,
 def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_dir: Path,
                as_json: bool, verbosity: int, remember: bool = True,
                others: list[ExerciseResult] | None = None,
-               spent_s: dict[str, float] | None = None) -> SubmissionResult:
+               spent_s: dict[str, float] | None = None, policy: Policy | None = None,
+               budget_s: float = 900.0) -> SubmissionResult:
     """Grade ``files``, print a line per test and the summary, write the report.
 
     ``remember``: the files are the learner's own; record the grading in ``.grade/state.json``
@@ -75,7 +78,8 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
             out.test(slug, catalog.get(slug).title, result)
 
     before = workspace.versions(files) if remember else {}
-    result = grade(files, submission=name, device=device, on_test=on_test)
+    result = grade(files, submission=name, device=device, on_test=on_test, policy=policy,
+                   budget_s=budget_s)
     shown = result
     if others:
         graded = {e.exercise for e in result.exercises}
@@ -113,19 +117,37 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
               help="Run as a Gradescope autograder: grade /autograder/submission (unless "
                    "--submission is given) and write the results in Gradescope's format.")
 @click.option("--gradescope-out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("/autograder/results/results.json"), show_default=True,
-              help="Where --gradescope writes its results.")
+              help="Where --gradescope writes its results (default: "
+                   "AUTOGRADER_ROOT/results/results.json).")
+@click.option("--autograder-root", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("/autograder"), show_default=True,
+              help="--gradescope: the folder Gradescope lays out (submission/, results/).")
+@click.option("--assignment", "assignment_file", type=click.Path(
+              exists=True, dir_okay=False, path_type=Path),
+              help="An assignment.toml: grade its exercises with its points, limits and "
+                   "feedback level.")
+@click.option("--feedback", type=click.Choice(["full", "graded"]), default=None,
+              help="What hidden tests tell (default: full; graded with --gradescope or an "
+                   "assignment): graded shows no input, expected value or printed output.")
 @isolation_option
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
         report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float,
-        gradescope: bool, gradescope_out: Path, isolation: str, quiet: int,
+        gradescope: bool, gradescope_out: Path | None, autograder_root: Path,
+        assignment_file: Path | None, feedback: str | None, isolation: str, quiet: int,
         verbose: int) -> None:
     """Grade exercises (the default command: `grade EXERCISE...` is `grade run EXERCISE...`)."""
     check_isolation(isolation)
+    task = load_assignment(assignment_file)
     if gradescope and submission is None:
-        submission = Path("/autograder/submission")
+        submission = autograder_root / "submission"
+    gradescope_out = gradescope_out or autograder_root / "results" / "results.json"
+    if task and not exercises:
+        exercises = task.exercises
+    default_level = "graded" if gradescope or task else "full"
+    policy = task.policy(feedback) if task else Policy(feedback=feedback or default_level)
+    budget = task.submission_seconds if task and task.submission_seconds else 900.0
     files, name = _select(exercises, submission, exercises_dir)
     verbosity = 1 + verbose - quiet
     if watch:
@@ -144,7 +166,8 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
     dev = resolve_device(device, list(files))
     try:
         result = grade_once(files, name, device=dev, report_dir=report_dir, as_json=as_json,
-                            verbosity=verbosity, remember=submission is None)
+                            verbosity=verbosity, remember=submission is None, policy=policy,
+                            budget_s=budget)
     except (OSError, RuntimeError) as exc:
         click.secho(f"grading could not run: {exc}", fg="red", err=True)
         sys.exit(EXIT_INTERNAL)

@@ -128,6 +128,9 @@ def reset(exercise: str, exercises_dir: Path) -> None:
 @click.option("-y", "--yes", is_flag=True, help="With --force: do not ask.")
 def solution(exercise: str, force: bool, yes: bool) -> None:
     """Show the reference solution, once your own file has passed the exercise."""
+    if catalog.release_info() is not None:
+        raise click.UsageError("this is a student release: the reference solutions stay with "
+                               "your teacher")
     state = State.load()
     p = state.progress.get(exercise)
     if p is None or not p.mastered:

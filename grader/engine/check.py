@@ -285,11 +285,14 @@ class Check:
     def equal(self, actual: Any, expected: Any, *, rtol: float | None = None,
               atol: float | None = None, what: str = "the result",
               mistake_call: tuple[str, tuple, dict] | None = None,
-              confirms: str | None = None) -> Comparison:
+              confirms: str | None = None,
+              mistake_outputs: list[tuple[KnownMistake, Any]] | None = None) -> Comparison:
         """Fail unless ``actual`` matches ``expected`` within the tolerance.
 
         ``confirms``: the learner's function (or class) this value came from, for a test that
-        also uses ``check.raises`` on it without ``check.call`` (see ``raises``)."""
+        also uses ``check.raises`` on it without ``check.call`` (see ``raises``).
+        ``mistake_outputs``: known mistakes with their outputs already computed (a student
+        release replays recorded ones), instead of running the mistakes of ``mistake_call``."""
         rtol = self.rtol if rtol is None else rtol
         atol = self.atol if atol is None else atol
         self.valued += 1
@@ -301,7 +304,10 @@ class Check:
         if not cmp.ok:
             if mistake_call is not None:  # for the hints about precision
                 cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
-            found = self._match_mistake(actual, mistake_call, rtol, atol)
+            found = self._match_mistake(actual, mistake_call, rtol, atol) \
+                if mistake_outputs is None else next(
+                    (m for m, wrong in mistake_outputs
+                     if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
             message = f"{what}: {cmp.reason}"
             hidden = f"{what}: {cmp.hidden_reason}"
             if found is not None:

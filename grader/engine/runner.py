@@ -22,6 +22,7 @@ from grader.sandbox.process import WorkerProcess
 
 from . import verdict
 from .plugin import GradingPlugin, slug_of
+from .policy import Policy
 from .results import ExerciseResult, SubmissionResult, TestResult
 
 OnTest = Callable[[str, TestResult], None]
@@ -38,6 +39,7 @@ class Job:
     device: str = "cpu"
     budget_s: float = 900.0
     on_test: OnTest | None = None
+    policy: Policy | None = None  # feedback level, call limit, points (an assignment's)
 
 
 # What a job came to: its result, or the exception that made it ungradable.
@@ -45,7 +47,8 @@ Deliver = Callable[[Job, SubmissionResult | Exception], None]
 
 
 def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
-          on_test: OnTest | None = None, budget_s: float = 900.0) -> SubmissionResult:
+          on_test: OnTest | None = None, budget_s: float = 900.0,
+          policy: Policy | None = None) -> SubmissionResult:
     """Grade the exercises in ``files`` (slug -> learner file, ``None`` when not submitted).
 
     Learner code runs only in the worker process; this process runs the hidden suites, the
@@ -53,7 +56,7 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
     be started: the submission is then ungradable, not wrong.
     """
     outcomes: list[SubmissionResult | Exception] = []
-    grade_each(list(files), [Job(files, submission, device, budget_s, on_test)],
+    grade_each(list(files), [Job(files, submission, device, budget_s, on_test, policy)],
                lambda job, outcome: outcomes.append(outcome))
     if isinstance(outcomes[0], Exception):
         raise outcomes[0]
@@ -118,7 +121,9 @@ class _SessionDriver:
     def _run(self, slugs: list[str], worker: WorkerProcess, job: Job,
              submitted: set[str], on_test: OnTest | None) -> None:
         items = [item for slug in slugs for item in self._items.get(slug, [])]
-        self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test)
+        policy = job.policy or Policy()
+        self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
+                          feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s)
         if items:
             verdict.forget_sizes(items[0].config)
         _run_items(items)
@@ -156,25 +161,38 @@ class _SessionDriver:
                 status=_exercise_status(tests, ex.slug in present, fault is not None),
                 message=fault.message if fault is not None else
                 ("" if ex.slug in present else "not submitted")))
+        _scale_points(result, dict((job.policy or Policy()).points))
         result.duration_s = time.perf_counter() - started
         return result
 
     def _not_submitted(self, exercises: list[Exercise], job: Job) -> dict[str, list[TestResult]]:
         """Each test of ``exercises`` as it stands when the exercise was not submitted: the
         items run once per process with no learner file, the verdicts are copied after that."""
-        missing = [ex.slug for ex in exercises if (ex.slug, job.device) not in _NOT_SUBMITTED]
+        level = (job.policy or Policy()).feedback
+        missing = [ex.slug for ex in exercises
+                   if (ex.slug, job.device, level) not in _NOT_SUBMITTED]
         if missing:
             with WorkerProcess({}, device=job.device) as nobody:
                 self._run(missing, nobody, job, set(), None)
             for slug in missing:
-                _NOT_SUBMITTED[slug, job.device] = self.plugin.results.get(slug, [])
-                for test in _NOT_SUBMITTED[slug, job.device]:
+                _NOT_SUBMITTED[slug, job.device, level] = self.plugin.results.get(slug, [])
+                for test in _NOT_SUBMITTED[slug, job.device, level]:
                     test.duration_s = 0.0  # nothing ran for any submission
-        return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, job.device])
+        return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, job.device, level])
                 for ex in exercises}
 
 
-_NOT_SUBMITTED: dict[tuple[str, str], list[TestResult]] = {}
+_NOT_SUBMITTED: dict[tuple[str, str, str], list[TestResult]] = {}
+
+
+def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
+    """Scale each listed exercise's tests so that its total is the points given."""
+    for ex in result.exercises:
+        total = sum(t.max_score for t in ex.tests)
+        if ex.exercise in points and total > 0:
+            factor = points[ex.exercise] / total
+            for t in ex.tests:
+                t.score, t.max_score = t.score * factor, t.max_score * factor
 
 
 def _run_items(items: list[pytest.Item]) -> None:

@@ -9,6 +9,7 @@ from typing import TextIO
 
 import click
 
+from grader import catalog
 from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult, TestResult
 
@@ -16,6 +17,14 @@ from .html import SYMBOLS, fmt_points, summary_counts
 
 COLOURS = {"passed": "green", "failed": "red", "error": "yellow", "timeout": "magenta",
            "crashed": "yellow", "not_submitted": "bright_black"}
+
+
+def hidden_in_release(result: SubmissionResult) -> int:
+    """In a student release: how many hidden tests of the graded exercises it left out."""
+    info = catalog.release_info()
+    if not info:
+        return 0
+    return sum(info["exercises"].get(e.exercise, {}).get("hidden", 0) for e in result.exercises)
 
 
 class Printer:
@@ -85,4 +94,8 @@ class Printer:
         self._echo(f"Score {fmt_points(result.score)}/{fmt_points(result.max_score)} · "
                    f"{counts['passed']}/{counts['total']} tests pass"
                    + (f" ({counts['public']})" if counts["public"] else ""), bold=True)
+        hidden = hidden_in_release(result)
+        if hidden:
+            self._echo(f"{hidden} hidden test{'s' if hidden != 1 else ''} will run when your "
+                       "work is graded (this release holds the public tests only).")
         self._echo(f"Report: {report}")

@@ -1,0 +1,17 @@
+"""How a grading is scored and what its hidden tests tell: plain settings, set by an
+assignment (``grader/assignment.py``) or a command's options, carried by each job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Policy:
+    """``feedback``: ``full`` or ``graded`` (``engine/feedback.py``); ``call_timeout_s``: the
+    wall clock of a learner call for tests that set none; ``points``: ``(exercise, total)``
+    pairs, each exercise's tests scaled to its total."""
+
+    feedback: str = "full"
+    call_timeout_s: float | None = None
+    points: tuple[tuple[str, float], ...] = ()

@@ -1,0 +1,52 @@
+"""The zip Gradescope takes as an autograder: ``setup.sh`` and ``run_autograder`` at its top,
+the grader with its hidden suites and references, and the assignment it grades.
+
+Gradescope unzips it in ``/autograder/source``, runs ``setup.sh`` once (a Python the grader
+supports, a venv, the grader installed) and ``run_autograder`` for every submission: it grades
+exactly the assignment's exercises, hidden tests at the assignment's feedback level, and
+writes ``/autograder/results/results.json``. ``AUTOGRADER_ROOT`` moves ``/autograder``
+elsewhere (the project's test lays the bundle out in a temporary folder).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from grader import catalog
+from grader.assignment import Assignment
+
+HERE = Path(__file__).parent / "gradescope"
+_SKIP = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def _grader_files() -> list[tuple[Path, str]]:
+    """(file, name in the zip) of the grader: the package, its references, its project file."""
+    root = catalog.PROJECT_DIR
+    found = [(root / "pyproject.toml", "pyproject.toml")]
+    for base in (catalog.PACKAGE_DIR, catalog.SOLUTIONS_DIR):
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and not _SKIP & set(path.relative_to(root).parts) \
+                    and path.suffix != ".pyc":
+                found.append((path, path.relative_to(root).as_posix()))
+    return found
+
+
+def write_bundle(task: Assignment, out: Path) -> list[str]:
+    """Write the autograder zip for ``task`` to ``out``; return the names it holds."""
+    if task.path is None:
+        raise ValueError("the assignment has no file to ship")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    names = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for script in ("setup.sh", "run_autograder"):
+            info = zipfile.ZipInfo(script)
+            info.external_attr = 0o100755 << 16  # executable once unzipped
+            zf.writestr(info, (HERE / script).read_bytes())
+            names.append(script)
+        zf.write(task.path, "assignment.toml")
+        names.append("assignment.toml")
+        for path, name in _grader_files():
+            zf.write(path, name)
+            names.append(name)
+    return names

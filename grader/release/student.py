@@ -1,0 +1,112 @@
+"""A student release of an assignment: a folder a teacher hands out (or pushes to a GitHub
+Classroom template) that holds no answer.
+
+It has the assignment's stubs and statements, a README for students, and the grader
+installable with the same two commands as this project, whose suites are the public tests
+replayed from recorded data (``record.py``, ``replay.py``): the expected values and
+known-mistake outputs of the public tests only. No reference solution, no hidden suite, no
+hidden expected value is written; the grader says how many hidden tests will run when the
+work is graded, and ``grade solution`` is not offered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from grader import catalog
+from grader.assignment import Assignment
+from grader.sandbox.harness import protocol
+
+from .record import record
+
+SUITE = '''"""The public tests of {slug}, replayed from {slug}.public (recorded from the
+reference by `grade release`; this release holds no reference solution and no hidden test)."""
+
+from grader.release.replay import public_tests
+
+globals().update(public_tests(__file__))
+'''
+
+README = """# {title}
+
+Your exercises: {exercises}. Each has a statement (`exercises/<name>.md`) and a file to
+complete (`exercises/<name>.py`).
+
+## Set up and grade (Python 3.11+, Linux)
+
+```bash
+./dev setup     # first time only: creates .venv and installs the grader
+./dev grade     # grades every exercise in exercises/ and writes reports/index.html
+```
+
+`./dev grade grid_local_mask` grades one exercise; after the set-up, `.venv/bin/grade --help`
+lists every command (`grade show`, `grade hint`, `grade --watch` ...).
+
+This grader runs the **public tests** only ({public} of them). When your work is graded{due},
+**{hidden} hidden tests** run as well, with other inputs: passing every public test is a good
+sign, not a guarantee. Hidden tests report what failed and roughly by how much, never their
+inputs or expected values.
+"""
+
+
+def _index_entries(slugs: list[str]) -> str:
+    """The exercise index with only ``slugs``' entries (kept as they are written)."""
+    text = catalog.INDEX.read_text()
+    head, *blocks = re.split(r"(?m)^(?=\[\[exercise\]\])", text)
+    kept = [b for b in blocks
+            if re.search(r'(?m)^slug\s*=\s*"([^"]+)"', b).group(1) in slugs]
+    return head + "".join(kept)
+
+
+def _copy_package(dest: Path, slugs: list[str]) -> None:
+    def skip(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder)
+        dropped = {n for n in names if n in ("__pycache__", "release.json")
+                   or n.endswith((".pyc", ".public"))}
+        if here == catalog.SUITES_DIR:
+            dropped |= {n for n in names if n.startswith("test_")}  # hidden suites stay here
+        if here == catalog.PACKAGE_DIR / "stubs":
+            dropped |= {n for n in names if n.endswith(".py") and n[:-3] not in slugs}
+        return dropped
+
+    shutil.copytree(catalog.PACKAGE_DIR, dest, ignore=skip)
+
+
+def write_release(task: Assignment, out: Path, *, force: bool = False) -> str:
+    """Write the student release of ``task`` to the folder ``out``; return a summary."""
+    slugs = list(task.exercises)
+    recorded = record(slugs)
+    if out.exists() and force:
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    package = out / "grader"
+    _copy_package(package, slugs)
+    (package / "exercises.toml").write_text(_index_entries(slugs))
+    info = {"assignment": task.to_dict(), "exercises": {}}
+    for slug in slugs:
+        rec = recorded[slug]
+        (package / "suites" / f"test_{slug}.py").write_text(SUITE.format(slug=slug))
+        (package / "suites" / f"{slug}.public").write_bytes(
+            protocol.encode_message({}, rec.tests))
+        info["exercises"][slug] = {"public": len(rec.tests),
+                                   "hidden": rec.hidden + len(rec.left_out)}
+        for suffix in (".py", ".md"):
+            (out / "exercises").mkdir(exist_ok=True)
+            shutil.copyfile(catalog.STUBS_DIR / f"{slug}{suffix}",
+                            out / "exercises" / f"{slug}{suffix}")
+    (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
+    for name in ("pyproject.toml", "dev"):
+        shutil.copy2(catalog.PROJECT_DIR / name, out / name)
+    if task.path is not None:
+        shutil.copyfile(task.path, out / "assignment.toml")
+    public = sum(e["public"] for e in info["exercises"].values())
+    hidden = sum(e["hidden"] for e in info["exercises"].values())
+    due = f" (due {task.due:%Y-%m-%d %H:%M %Z})" if task.due else ""
+    (out / "README.md").write_text(README.format(
+        title=task.title, exercises=", ".join(f"`{s}`" for s in slugs), public=public,
+        hidden=hidden, due=due))
+    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nreports/\n.grade/\n")
+    return f"{public} public tests shipped, {hidden} hidden tests kept back"

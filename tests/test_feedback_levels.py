@@ -1,0 +1,263 @@
+"""Feedback levels: at ``graded``, a hidden test tells its status, the kind of failure, a
+matched known mistake and the share and magnitude of the error, and nothing a learner could
+rebuild its inputs or expected values from, in any file the grader writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from grader import catalog
+from grader.bulk import class_report, exports
+from grader.engine import check as check_module
+from grader.engine import feedback, verdict
+from grader.engine.check import GradeFailure
+from grader.engine.compare import Comparison
+from grader.engine.policy import Policy
+from grader.engine.results import TestResult
+from grader.engine.runner import grade
+from grader.report import terminal
+from grader.report.html import write_report
+from grader.sandbox import faults
+from grader.sandbox.proxy import LearnerProxy
+
+
+def _hidden(**kw) -> TestResult:
+    base = dict(name="t", status="failed", score=0.0, max_score=1.0, message="full message",
+                description="n=9, C=1, k=3, alpha=40", output="ARGS (9, 1, 3)",
+                notes=["measured 0.123456"], figures=[{"kind": "heatmap"}],
+                diagnostics={"max_abs_error": 35.795, "max_rel_error": 0.65023,
+                             "worst_index": [2, 3], "n_outside": 16, "n_total": 100,
+                             "actual_shape": [10, 10]})
+    base.update(kw)
+    return TestResult(**base)
+
+
+def _failure(kind: str, **cmp) -> GradeFailure:
+    comparison = Comparison(False, "reason", kind=kind, **cmp) if kind else None
+    return GradeFailure("full", comparison, None, hidden_message="hidden",
+                        kind=None if comparison else kind or None, exc_type="ValueError")
+
+
+@pytest.mark.parametrize("exc, message", [
+    (_failure("tolerance"), "values out of tolerance: 16% of 100 values; the largest error "
+                            "is about 1e0 relative"),
+    (_failure("values"), "values differ: 16% of 100 values"),
+    (_failure("shape"), "wrong shape (yours: (10, 10))"),
+    (_failure("dtype"), "wrong dtype class (bool / int / float / complex)"),
+    (_failure("nan"), "NaN or inf where the expected values are finite: 16% of 100 values"),
+    (_failure("type"), "wrong type: the result is not what the contract asks for"),
+    (GradeFailure("x > 0.79 on key q+1", kind=None), "the result does not have the property "
+                                                     "this test checks"),
+    (GradeFailure("f(9, 1) should raise ValueError", kind="not_raised",
+                  exc_type="ValueError"), "should raise ValueError, but it did not"),
+    (GradeFailure("f(...) raised KeyError: (9, 1)", kind="wrong_exception",
+                  exc_type="ValueError"), "should raise ValueError, but it raised another "
+                                          "exception"),
+    (faults.LearnerRaised("ValueError", ["ValueError"], "array([0.123456, 9.87654])"),
+     "raised ValueError"),
+    (faults.Crashed(57), "the learner's process ended"),
+    (faults.Crashed(-9, why="out of memory: over the 3 GiB limit"),
+     "the learner's process ended (out of memory: over the 3 GiB limit)"),
+    (faults.BadReturn("the function returned an object of type T_9_1_3"),
+     "returned a value the grader cannot read (not plain data, or malformed)"),
+    (faults.TimedOut(10), "full message"),
+], ids=["tolerance", "values", "shape", "dtype", "nan", "type", "property", "not_raised",
+        "wrong_exception", "raised", "exit_code", "out_of_memory", "bad_return", "timeout"])
+def test_a_hidden_failure_at_the_graded_level(exc, message):
+    shown = feedback.graded(_hidden(), exc)
+    assert shown.message == message
+    assert shown.description == "" and shown.output == "" and shown.notes == []
+    assert shown.figures == [] and shown.diagnostics is None
+
+
+def test_the_magnitude_is_absolute_only_where_relative_is_undefined():
+    shown = feedback.graded(_hidden(diagnostics={"max_abs_error": 3.2e-3, "max_rel_error":
+                                                 math.inf, "n_outside": 1, "n_total": 1}),
+                            _failure("tolerance"))
+    assert shown.message == "values out of tolerance; the largest error is about 1e-2 absolute"
+
+
+def test_public_tests_and_known_mistakes():
+    public = _hidden(visibility="public")
+    assert feedback.graded(public, _failure("tolerance")).message == "full message"
+    named = feedback.graded(_hidden(mistake="m", mistake_message="Your window is a diamond."),
+                            _failure("values"))
+    assert named.message == "values differ: 16% of 100 values. Your window is a diamond."
+    assert named.reason == "values differ: 16% of 100 values"
+
+
+# -- the leak test: every hidden test of every exercise, every file written -------------------
+
+WRAP = '''
+
+import numpy as _np
+
+
+def _perturb(value):
+    if isinstance(value, _np.ndarray) and value.dtype == bool:
+        value = value.copy()
+        value.flat[::3] = ~value.flat[::3]
+        return value
+    if isinstance(value, _np.ndarray) and value.dtype.kind == "f":
+        return value * 1.01 + 1e-3
+    if isinstance(value, float):
+        return value * 1.01 + 1e-3
+    if isinstance(value, (list, tuple)):
+        return type(value)(_perturb(v) for v in value)
+    return value
+
+
+def _spy(fn):
+    def wrapped(*args, **kwargs):
+        print("ARGS", repr(args)[:3000], repr(kwargs)[:500])  # white-box: what it was sent
+        return _perturb(fn(*args, **kwargs))
+    return wrapped
+
+
+for _name in {names!r}:
+    _target = globals()[_name]
+    if isinstance(_target, type):
+        if hasattr(_target, "forward"):
+            _target.forward = _spy(_target.forward)
+    else:
+        globals()[_name] = _spy(_target)
+'''
+
+
+def _distinctive(values: object, limit: int = 40) -> set[str]:
+    """Numbers of ``values`` as a report would print them, where the text is specific
+    enough not to appear by chance (five significant digits or more)."""
+    found: set[str] = set()
+
+    def add(x: float) -> None:
+        if not math.isfinite(x) or x == round(x, 3):
+            return
+        for text in (f"{x:.6g}", f"{x:.5g}", repr(x)[:9]):
+            if sum(c.isdigit() for c in text.split("e")[0].lstrip("-0.")) >= 5:
+                found.add(text)
+
+    def walk(v: object) -> None:
+        if len(found) > 4 * limit:
+            return
+        if type(v).__name__ in ("Tensor", "Parameter"):  # torch, without importing it here
+            v = v.detach().cpu().double().numpy()
+        if isinstance(v, np.ndarray) and v.dtype.kind in "fc":
+            for x in v.reshape(-1)[:limit]:
+                add(float(np.real(x)))
+        elif isinstance(v, float):
+            add(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v[:limit]:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in list(v.values())[:limit]:
+                walk(x)
+
+    walk(values)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded_run(tmp_path_factory):
+    """Wrong, argument-printing submissions of every exercise graded at ``graded``, with the
+    hidden and public tests' inputs and expected values recorded as the suites made them."""
+    base = tmp_path_factory.mktemp("leak")
+    files = {}
+    for slug, ex in catalog.load().items():
+        files[slug] = base / f"{slug}.py"
+        files[slug].write_text(ex.solution.read_text() + WRAP.format(names=ex.functions))
+    pending: list[tuple] = []
+    seen: dict[str, set[str]] = {"hidden": set(), "public": set(), "learner": set()}
+    real_expected, real_decide = check_module.Check._expected, verdict.decide
+
+    def spy_expected(self, k, func, args, kwargs):
+        value = real_expected(self, k, func, args, kwargs)
+        pending.append((args, kwargs, value))
+        return value
+
+    def spy_decide(item, *a, **kw):
+        marker = item.get_closest_marker("grading")
+        side = "public" if marker and marker.kwargs.get("visibility") == "public" else "hidden"
+        limit = 40 if side == "hidden" else 10**6  # public values: all of them, to exclude
+        for args, kwargs, value in pending:
+            seen[side] |= _distinctive(args, limit) | _distinctive(kwargs, limit) | \
+                _distinctive(value, limit)
+        pending.clear()
+        return real_decide(item, *a, **kw)
+
+    real_request = LearnerProxy._request
+
+    def spy_request(self, op, func, args, kwargs, handle=None):  # all a test sends
+        pending.append((args, kwargs, None))
+        value = real_request(self, op, func, args, kwargs, handle)
+        seen["learner"] |= _distinctive(value, 10**6)  # the learner knows its own results
+        return value
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(check_module.Check, "_expected", spy_expected)
+    mp.setattr(LearnerProxy, "_request", spy_request)
+    mp.setattr(verdict, "decide", spy_decide)
+    try:
+        result = grade(files, submission="leak", policy=Policy(feedback="graded"))
+    finally:
+        mp.undo()
+    out = base / "out"
+    write_report(result, out)
+    data = result.to_dict()
+    exports.write_gradescope_json(out / "gradescope.json", data)
+    exports.write_junit(out / "junit.xml", [data], [])
+    (out / "class.html").write_text(class_report.render_class_report(
+        [data], [], title="t", layout="l", generated="g"))
+    stream = io.StringIO()
+    printer = terminal.Printer(stream=stream, verbosity=2)
+    for ex in result.exercises:
+        for t in ex.tests:
+            printer.test(ex.exercise, ex.title, t)
+    printer.finish(result, out / "index.html")
+    (out / "terminal.txt").write_text(stream.getvalue())
+    return {"result": result, "out": out,
+            "secret": seen["hidden"] - seen["public"] - seen["learner"]}
+
+
+def test_every_hidden_test_failed_and_was_recorded(graded_run):
+    hidden = [t for ex in graded_run["result"].exercises for t in ex.tests
+              if t.visibility != "public"]
+    assert len(hidden) > 80 and sum(not t.passed for t in hidden) > 40
+    assert len(graded_run["secret"]) > 500  # enough distinctive values to look for
+
+
+def test_no_file_holds_a_hidden_input_or_expected_value(graded_run):
+    texts = {p.name: p.read_text() for p in graded_run["out"].iterdir() if p.is_file()}
+    assert set(texts) >= {"index.html", "results.json", "gradescope.json", "junit.xml",
+                          "class.html", "terminal.txt"}
+    # as whole numbers: "0.17874" is not in "-0.178746" (another number, of a public test)
+    found = {(name, value) for name, text in texts.items() for value in graded_run["secret"]
+             if value in text and re.search(rf"(?<![\d.]){re.escape(value)}(?!\d)", text)}
+    assert not found, sorted(found)[:20]
+
+
+def test_hidden_tests_carry_no_map_output_or_description(graded_run):
+    data = json.loads((graded_run["out"] / "results.json").read_text())
+    for ex in data["exercises"]:
+        for t in ex["tests"]:
+            if t["visibility"] != "public":
+                assert t["figures"] == [] and t["diagnostics"] is None, (ex["exercise"], t)
+                assert t["output"] == "" and t["description"] == "" and t["notes"] == []
+                assert "ARGS" not in json.dumps(t)
+
+
+def test_the_full_level_still_shows_everything(tmp_path):
+    src = catalog.get("grid_local_mask").solution.read_text().replace("return mask",
+                                                                        "return ~mask")
+    path = tmp_path / "grid_local_mask.py"
+    path.write_text(src)
+    result = grade({"grid_local_mask": path}, submission="full")
+    hidden = [t for t in result.exercises[0].tests if t.visibility != "public"]
+    assert all(t.description and t.diagnostics and t.figures for t in hidden
+               if not t.passed)
