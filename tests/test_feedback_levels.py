@@ -29,6 +29,7 @@ from grader.sandbox.proxy import LearnerProxy
 
 def _hidden(**kw) -> TestResult:
     base = dict(name="t", status="failed", score=0.0, max_score=1.0, message="full message",
+                hint="the 32x32 grid",
                 description="n=9, C=1, k=3, alpha=40", output="ARGS (9, 1, 3)",
                 notes=["measured 0.123456"], figures=[{"kind": "heatmap"}],
                 diagnostics={"max_abs_error": 35.795, "max_rel_error": 0.65023,
@@ -73,6 +74,7 @@ def test_a_hidden_failure_at_the_graded_level(exc, message):
     shown = feedback.graded(_hidden(), exc)
     assert shown.message == message
     assert shown.description == "" and shown.output == "" and shown.notes == []
+    assert shown.hint == ""
     assert shown.figures == [] and shown.diagnostics is None
 
 

@@ -84,6 +84,7 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     if others:
         graded = {e.exercise for e in result.exercises}
         shown = SubmissionResult(submission=name, device=device, duration_s=result.duration_s,
+                                 feedback=result.feedback, isolation=result.isolation,
                                  exercises=[e for e in others if e.exercise not in graded]
                                  + result.exercises)
         order = list(catalog.load())

@@ -7,9 +7,9 @@
   exception, a timeout, a crash), the known mistake when one matched, and for values only the
   share of elements out of tolerance and the largest error as an order of magnitude of one
   kind (relative, or absolute where the expected values are 0). Never a difference map, an
-  index, an input, an expected value, a description (descriptions state inputs), the
-  learner's printed output or exception message, an exit code or signal number, or a
-  measured note: a submission that prints or raises the arguments it receives, or encodes them
+  index, an input, an expected value, a description or the test's own hint (both may state
+  inputs), the learner's printed output or exception message, an exit code or signal number,
+  or a measured note: a submission that prints or raises the arguments it receives, or encodes them
   in its exit status, reads nothing back. Public tests are shown in full at every level.
 
 Every writer (terminal, HTML, ``results.json``, Gradescope, JUnit) renders the result it is
@@ -42,10 +42,10 @@ def graded(result: TestResult, exc: BaseException | None) -> TestResult:
     result.figures = []
     result.inputs = []
     result.values = None
-    result.duration_s = round(result.duration_s)  # (timing is the learner's to choose)
     diagnostics, result.diagnostics = result.diagnostics, None
     if result.status == "passed":
         return result
+    result.hint = ""  # written for the test: it may name its inputs ("the 32x32 grid")
     if result.kind not in _SAFE_KIND_HINTS:
         result.kind_hint = ""
     result.message = _message(result, exc, diagnostics or {})

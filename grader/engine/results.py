@@ -80,6 +80,7 @@ class SubmissionResult:
     exercises: list[ExerciseResult] = field(default_factory=list)
     duration_s: float = 0.0
     isolation: dict[str, Any] = field(default_factory=dict)
+    feedback: str = "full"  # what its hidden tests tell (engine/feedback.py)
 
     @property
     def score(self) -> float:
@@ -97,7 +98,7 @@ class SubmissionResult:
         return {
             "submission": self.submission, "score": self.score, "max_score": self.max_score,
             "device": self.device, "duration_s": round(self.duration_s, 3),
-            "isolation": self.isolation,
+            "isolation": self.isolation, "feedback": self.feedback,
             "exercises": [{
                 "exercise": e.exercise, "title": e.title, "score": e.score,
                 "max_score": e.max_score, "status": e.status, "message": e.message,

@@ -152,7 +152,7 @@ class _SessionDriver:
         if job.device.startswith("cuda") and present:
             summary["device"] = worker.device_evidence or gpu_watch.SELF_REPORTED
         result = SubmissionResult(submission=job.submission, device=job.device,
-                                  isolation=summary)
+                                  isolation=summary, feedback=(job.policy or Policy()).feedback)
         for ex in exercises:
             tests = results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
             fault = import_faults.get(ex.slug)
