@@ -1,5 +1,10 @@
 """Atomic file writes: a temporary file in the same folder, fsynced, then renamed over the
-target, so a reader (or a run killed half-way) never sees a half-written file."""
+target, so a reader (or a run killed half-way) never sees a half-written file.
+
+Files are written readable by the group and others (0644, folders 0755): a web server or a
+teaching assistant can read a report. ``use_private()`` (``--private``) makes them 0600 and
+0700 instead.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,34 @@ import os
 import tempfile
 from pathlib import Path
 
+_MODES = {"file": 0o644, "dir": 0o755}
+
+
+def use_private(private: bool = True) -> None:
+    """Files and folders written from now on are for their owner only (or readable by all)."""
+    if private:
+        _MODES.update(file=0o600, dir=0o700)
+    else:
+        _MODES.update(file=0o644, dir=0o755)
+
+
+def make_dir(path: Path) -> Path:
+    """``path`` and its missing parents, the new ones with the current folder mode."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    for p in missing:
+        os.chmod(p, _MODES["dir"])
+    return path
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
+            os.fchmod(f.fileno(), _MODES["file"])  # mkstemp's 0600 otherwise
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from grader import catalog
 from grader.bulk.exports import atomic_write_text, entry_get, fmt_number, natural_key
+from grader.files import make_dir
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "report" / "templates"
 N_BINS = 10
@@ -230,7 +231,7 @@ def render_class_report(results: list[dict], rejected: list, *, title: str, layo
 def write_class_report(out_dir: Path, results: list[dict], rejected: list, **kw: Any) -> Path:
     """Render the class report (``kw``: ``title``, ``layout``, ``generated``, ``scope``) and write
     ``out_dir/index.html`` atomically; return its path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(out_dir)
     index = out_dir / "index.html"
     atomic_write_text(index, render_class_report(results, rejected, **kw))
     return index

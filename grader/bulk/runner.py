@@ -24,6 +24,7 @@ from typing import Any
 
 from grader import catalog
 from grader.engine.policy import Policy
+from grader.files import make_dir
 
 from .layouts import Submission
 
@@ -63,7 +64,7 @@ def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> 
 
     from .exports import write_gradescope_json
 
-    folder.mkdir(parents=True, exist_ok=True)
+    make_dir(folder)
     write_gradescope_json(folder / "gradescope.json", data)
     write_report(result, folder, extra={CACHE_KEY: key})
 

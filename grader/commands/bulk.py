@@ -9,15 +9,18 @@ from pathlib import Path
 import click
 
 from grader.engine.policy import Policy
+from grader.files import make_dir
 
 from .common import (
     EXIT_INTERNAL,
     EXIT_OK,
+    apply_private,
     check_isolation,
     device_option,
     isolation_option,
     load_assignment,
     parse_exercises,
+    private_option,
     resolve_device,
 )
 
@@ -47,10 +50,12 @@ RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in
               help="Seconds of wall-clock time for all the calls of one submission (default: "
                    "the assignment's, else 900).")
 @isolation_option
+@private_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
          exercises: str | None, feedback: str | None, workers: int, device: str, force: bool,
-         title: str | None, time_budget: float | None, isolation: str, quiet: bool) -> None:
+         title: str | None, time_budget: float | None, isolation: str, private: bool,
+         quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
     of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
 
@@ -67,6 +72,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     from grader.sandbox.isolation import sweep_stale_cgroups
 
     check_isolation(isolation)
+    apply_private(private)
     task = load_assignment(assignment_file)
     slugs = parse_exercises(exercises) if exercises else \
         list(task.exercises) if task else parse_exercises(None)
@@ -74,7 +80,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     title = title or (task.title if task else "Class report")
     budget = time_budget or (task.submission_seconds if task and task.submission_seconds
                              else 900.0)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out)
     with tempfile.TemporaryDirectory(prefix="grade-bulk-") as tmp:
         try:
             found = layouts.discover(list(inputs), slugs, Path(tmp))

@@ -80,6 +80,18 @@ isolation_option = click.option(
          "network (see grade doctor).")
 
 
+private_option = click.option(
+    "--private", is_flag=True,
+    help="Write reports for their owner only (files 0600, folders 0700); by default they are "
+         "readable by the group and others (0644, 0755), e.g. by a web server or an assistant.")
+
+
+def apply_private(private: bool) -> None:
+    from grader.files import use_private
+
+    use_private(private)
+
+
 def load_assignment(path: Path | None):
     """The assignment in ``path`` (None without one); a file that does not fit is a usage
     error (exit 2) naming the field."""

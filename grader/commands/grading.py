@@ -19,11 +19,13 @@ from .common import (
     EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_OK,
+    apply_private,
     check_isolation,
     device_option,
     exercises_dir_option,
     isolation_option,
     load_assignment,
+    private_option,
     resolve_device,
 )
 
@@ -131,15 +133,17 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
               help="What hidden tests tell (default: full; graded with --gradescope or an "
                    "assignment): graded shows no input, expected value or printed output.")
 @isolation_option
+@private_option
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
         report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float,
         gradescope: bool, gradescope_out: Path | None, autograder_root: Path,
-        assignment_file: Path | None, feedback: str | None, isolation: str, quiet: int,
-        verbose: int) -> None:
+        assignment_file: Path | None, feedback: str | None, isolation: str, private: bool,
+        quiet: int, verbose: int) -> None:
     """Grade exercises (the default command: `grade EXERCISE...` is `grade run EXERCISE...`)."""
     check_isolation(isolation)
+    apply_private(private)
     task = load_assignment(assignment_file)
     if gradescope and submission is None:
         submission = autograder_root / "submission"

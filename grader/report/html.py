@@ -15,7 +15,7 @@ import jinja2
 from grader import catalog
 from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult
-from grader.files import atomic_write_text
+from grader.files import atomic_write_text, make_dir
 
 from . import markdown, svg
 
@@ -94,7 +94,7 @@ def write_report(result: SubmissionResult, report_dir: Path,
 
     Both files are written atomically (a temporary file renamed). Returns the HTML path.
     """
-    report_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(report_dir)
     index = report_dir / "index.html"
     data = {**result.to_dict(), **(extra or {})}
     atomic_write_text(report_dir / "results.json",
