@@ -47,11 +47,13 @@ from grader.files import atomic_write_bytes, atomic_write_text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 GRADESCOPE_OUTPUT_FORMATS = ("text", "html", "simple_format", "md", "ansi")
-_GS_TOP_KEYS = {"score", "max_score", "execution_time", "output", "output_format",
-                "test_output_format", "test_name_format", "visibility", "stdout_visibility",
-                "extra_data", "tests", "leaderboard"}
-_GS_TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
-                 "output_format", "tags", "visibility", "extra_data"}
+# The keys of Gradescope's autograder results specification, and no others.
+GRADESCOPE_TOP_KEYS = frozenset({"score", "execution_time", "output", "output_format",
+                                 "test_output_format", "test_name_format", "visibility",
+                                 "stdout_visibility", "extra_data", "tests", "leaderboard"})
+GRADESCOPE_TEST_KEYS = frozenset({"score", "max_score", "status", "name", "name_format",
+                                  "number", "output", "output_format", "tags", "visibility",
+                                  "extra_data"})
 _ERROR_STATUSES = ("error", "timeout", "crashed")
 _OUTPUT_CAP = 2000  # characters of a test's captured output kept in exports
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
@@ -164,8 +166,9 @@ def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
 def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") -> dict:
     """One submission's result in Gradescope's autograder ``results.json`` format.
 
-    Top level: ``score``, ``max_score``, ``execution_time`` (s), ``output`` (a summary),
-    ``output_format`` and ``tests``; per test: ``name`` ("exercise: test"), ``number``,
+    Top level: ``score``, ``execution_time`` (s), ``output`` (a summary, with the maximum),
+    ``output_format``, ``visibility`` and ``tests`` (Gradescope sums the tests' ``max_score``);
+    per test: ``name`` ("exercise: test"), ``number``,
     ``score``, ``max_score``, ``status`` (passed/failed), ``output`` (plain text),
     ``visibility`` (public -> ``visible``, hidden -> ``hidden_visibility``), ``extra_data``.
     """
@@ -206,7 +209,6 @@ def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") 
     summary += notes
     return {
         "score": score,
-        "max_score": max_score,
         "execution_time": round(float(result.get("duration_s", 0.0)), 3),
         "output": "\n".join(summary),
         "output_format": "text",
@@ -241,9 +243,9 @@ def validate_gradescope(data: dict) -> list[str]:
     if not isinstance(data, dict):
         return [f"top level: expected an object, got {type(data).__name__}"]
     problems: list[str] = []
-    for key in sorted(set(data) - _GS_TOP_KEYS):
+    for key in sorted(set(data) - GRADESCOPE_TOP_KEYS):
         problems.append(f"top level: unknown key {key!r}")
-    for key in ("score", "max_score", "execution_time"):
+    for key in ("score", "execution_time"):
         if key in data and not _is_number(data[key]):
             problems.append(f"{key}: expected a finite number, got {data[key]!r}")
     if _is_number(data.get("execution_time")) and data["execution_time"] < 0:
@@ -269,7 +271,7 @@ def validate_gradescope(data: dict) -> list[str]:
         if not isinstance(t, dict):
             problems.append(f"{where}: expected an object")
             continue
-        for key in sorted(set(t) - _GS_TEST_KEYS):
+        for key in sorted(set(t) - GRADESCOPE_TEST_KEYS):
             problems.append(f"{where}: unknown key {key!r}")
         if "score" not in t and "score" not in data:
             problems.append(f"{where}.score: required when there is no top-level score")
@@ -313,7 +315,9 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _set_counts(elem: ET.Element, counts: dict[str, float]) -> None:
-    for key in ("tests", "failures", "errors", "skipped"):
+    """The counts common JUnit consumers accept (Jenkins' junit-10.xsd): on a suite and on
+    ``<testsuites>``, ``tests``, ``failures``, ``errors`` and ``time``."""
+    for key in ("tests", "failures", "errors"):
         elem.set(key, str(int(counts[key])))
     elem.set("time", f"{counts['time']:.3f}")
 
@@ -322,12 +326,13 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
     """Write JUnit XML: one ``<testsuite>`` per submission, one ``<testcase>`` per test.
 
     ``classname`` is ``SUBMISSION.EXERCISE``, ``name`` the test, ``time`` its duration. Counts
-    (tests, failures, errors, skipped, time) are set on every suite and on ``<testsuites>``.
-    Suites are ordered by submission id; a rejected submission is a suite whose single
-    testcase ``not graded`` is an error.
+    (tests, failures, errors, time) are set on every suite and on ``<testsuites>``. A
+    not-submitted exercise is left out (it would bury the failures). Suites are ordered by
+    submission id; a rejected submission is a suite whose single testcase ``not graded`` is an
+    error.
     """
     root = ET.Element("testsuites", name="vit-grader")
-    total = dict.fromkeys(("tests", "failures", "errors", "skipped", "time"), 0.0)
+    total = dict.fromkeys(("tests", "failures", "errors", "time"), 0.0)
     suites: list[tuple[tuple, ET.Element]] = []
     for r in results:
         sid = str(r.get("submission", ""))
@@ -337,6 +342,8 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
         for key in ("score", "max_score"):
             ET.SubElement(props, "property", name=key, value=fmt_number(r.get(key, 0)))
         for e in r.get("exercises", []):
+            if e.get("status") == "not_submitted":
+                continue
             for t in e.get("tests", []):
                 duration = float(t.get("duration_s") or 0.0)
                 case = ET.SubElement(suite, "testcase", classname=_x(f"{sid}.{e['exercise']}"),
@@ -344,10 +351,7 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
                 counts["tests"] += 1
                 counts["time"] += duration
                 status = t.get("status")
-                if e.get("status") == "not_submitted":
-                    ET.SubElement(case, "skipped", message="not submitted")
-                    counts["skipped"] += 1
-                elif status == "passed":
+                if status == "passed":
                     pass
                 elif status in _ERROR_STATUSES:
                     err = ET.SubElement(case, "error", type=status,
@@ -371,7 +375,7 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
         err = ET.SubElement(case, "error", type="rejected", message=_x(_one_line(reason)))
         source = entry_get(entry, "source", "")
         err.text = _x(f"not graded: {reason}" + (f"\nsource: {source}" if source else ""))
-        counts = {"tests": 1, "failures": 0, "errors": 1, "skipped": 0, "time": 0.0}
+        counts = {"tests": 1, "failures": 0, "errors": 1, "time": 0.0}
         _set_counts(suite, counts)
         suites.append((natural_key(sid), suite))
         for key in total:
