@@ -73,7 +73,7 @@ def test_without_an_assignment_the_scope_is_what_the_class_handed_in(tmp_path):
     said = "graded the exercises found in at least one submission (grid_local_mask, shape_bias)"
     assert said in done.stderr and said in (tmp_path / "o/index.html").read_text()
     rows = (tmp_path / "o/grades.csv").read_text().splitlines()
-    assert rows[0] == "id,total,max,grid_local_mask,shape_bias,status"
+    assert rows[0] == "id,total,max,grid_local_mask,shape_bias,late,status"
     total = catalog.get("grid_local_mask").points + catalog.get("shape_bias").points
     assert rows[1].startswith(f"ann,{catalog.get('grid_local_mask').points:g},{total:g},")
 
@@ -88,7 +88,7 @@ def test_an_assignment_sets_the_scope_the_points_and_the_level(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Graded the assignment's exercises: grid_local_mask." in done.stderr
     rows = (tmp_path / "o/grades.csv").read_text().splitlines()
-    assert rows[0] == "id,total,max,grid_local_mask,status"
+    assert rows[0] == "id,total,max,grid_local_mask,late,status"
     assert rows[1].startswith("ann,30,30,30,")
     assert "not graded: no exercise files" in rows[2]  # bob handed in another exercise
     data = json.loads((tmp_path / "o/ann/results.json").read_text())

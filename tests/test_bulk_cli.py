@@ -156,7 +156,7 @@ def test_known_mistakes_and_broken_files_get_their_verdicts(graded):
 def test_grades_csv_is_a_gradebook(graded):
     _, out, _ = graded
     rows = list(csv.DictReader((out / "grades.csv").open(newline="")))
-    assert list(rows[0]) == ["id", "total", "max", *EXERCISES.split(","), "status"]
+    assert list(rows[0]) == ["id", "total", "max", *EXERCISES.split(","), "late", "status"]
     by_id = {r["id"]: r for r in rows}
     assert len(rows) == 34
     assert by_id["ok_00"]["total"] == "26" and by_id["ok_00"]["max"] == "26"

@@ -92,18 +92,19 @@ def test_grades_csv(graded, tmp_path):
     raw.decode("utf-8")  # strict UTF-8
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["id", "total", "max", GRID, SHAPE, "status"]
+    assert rows[0] == ["id", "total", "max", GRID, SHAPE, "late", "status"]
     body = {row[0]: row for row in rows[1:]}
     ids = [row[0] for row in rows[1:]]
     assert ids == [HOSTILE, "s01-alice", "s02-bob", "s03-dave", "s04-frank", "s05-gus",
                    "s10-carol", "s11-erin"]  # natural order: s10 after s05
-    assert all(len(row) == 6 for row in rows)
+    assert all(len(row) == 7 for row in rows)
 
     assert body["s01-alice"][1:5] == ["18", "18", "9", "9"]
-    assert body["s01-alice"][5] == "graded"
+    assert body["s01-alice"][5] == ""  # not late
+    assert body["s01-alice"][6] == "graded"
     assert body["s02-bob"][1:5] == ["0", "18", "0", "0"]
-    assert body["s02-bob"][5] == f"graded; not submitted: {SHAPE}"
-    assert body["s03-dave"][5] == f"graded; could not be loaded: {SHAPE}"
+    assert body["s02-bob"][6] == f"graded; not submitted: {SHAPE}"
+    assert body["s03-dave"][6] == f"graded; could not be loaded: {SHAPE}"
     assert body["s03-dave"][4] == "0"
     for sid, r in graded["by_id"].items():
         row = body[sid]
@@ -117,8 +118,8 @@ def test_grades_csv(graded, tmp_path):
             assert not cell.endswith(".0") and "e" not in cell
 
     assert body["s04-frank"][1:5] == ["", "", "", ""]
-    assert body["s04-frank"][5] == "not graded: corrupt zip: bad CRC-32 for grid_local_mask.py"
-    assert body["s05-gus"][5].startswith("not graded: not UTF-8")
+    assert body["s04-frank"][6] == "not graded: corrupt zip: bad CRC-32 for grid_local_mask.py"
+    assert body["s05-gus"][6].startswith("not graded: not UTF-8")
     assert _no_temp_files(tmp_path)
 
 
@@ -130,10 +131,11 @@ def test_grades_csv_edge_cases(graded, tmp_path):
                              [{"id": "=HYPERLINK(1)", "reason": "x", "source": ""}])
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert rows[1] == ["'=HYPERLINK(1)", "", "", "", "", "not graded: x"]
+    assert rows[1] == ["'=HYPERLINK(1)", "", "", "", "", "", "not graded: x"]
     assert rows[2][:5] == ["s01-alice", "18", "18", "9", ""]
     exports.write_grades_csv(path, [], EXERCISES, [])  # overwrite: header only
-    assert path.read_text(encoding="utf-8").splitlines() == [f"id,total,max,{GRID},{SHAPE},status"]
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        f"id,total,max,{GRID},{SHAPE},late,status"]
 
 
 # -- Gradescope -------------------------------------------------------------------------------

@@ -214,7 +214,7 @@ def class_report_context(results: list[dict], rejected: list) -> dict[str, Any]:
 
 
 def render_class_report(results: list[dict], rejected: list, *, title: str, layout: str,
-                        generated: str, scope: str = "") -> str:
+                        generated: str, scope: str = "", notices: list[str] = ()) -> str:
     """The class report as one self-contained HTML page (no network, readable without JS).
 
     ``results``: result dicts as in ``results.json``; ``rejected``: entries with ``id``,
@@ -224,7 +224,8 @@ def render_class_report(results: list[dict], rejected: list, *, title: str, layo
     """
     ctx = class_report_context(results, rejected)
     return _ENV.get_template("class_report.html.j2").render(
-        title=title, layout=layout, generated=generated, scope=scope, fmt=fmt_number,
+        title=title, layout=layout, generated=generated, scope=scope,
+        notices=list(notices), fmt=fmt_number,
         breakable=_breakable, **ctx)
 
 

@@ -126,12 +126,16 @@ def _csv_text(value: str) -> str:
 
 
 def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
-                     rejected: list) -> None:
-    """Write the gradebook CSV: ``id,total,max,<exercise slugs...>,status``, sorted by id.
+                     rejected: list, pending: Iterable[str] = (),
+                     late: Iterable[str] = ()) -> None:
+    """Write the gradebook CSV: ``id,total,max,<exercise slugs...>,late,status``, by id.
 
-    One row per graded result and one per rejected entry (empty scores, status
-    ``not graded: <reason>``). See the module docstring for blanks and zeros.
+    One row per submission found: graded (status ``graded``), rejected (empty scores, status
+    ``not graded: <reason>``) or ``pending`` (an interrupted run had not graded it yet, so a
+    partial file says it is partial). ``late``: the ids whose upload was marked late (no
+    penalty is computed: the LMS does that). See the module docstring for blanks and zeros.
     """
+    late = set(late)
     rows: list[tuple[tuple, list[str]]] = []
     for r in results:
         by_slug = {e["exercise"]: e for e in r.get("exercises", [])}
@@ -147,16 +151,21 @@ def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
         status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
         sid = str(r.get("submission", ""))
         rows.append((natural_key(sid), [_csv_text(sid), fmt_number(r.get("score", 0)),
-                                        fmt_number(r.get("max_score", 0)), *cells, status]))
+                                        fmt_number(r.get("max_score", 0)), *cells,
+                                        "late" if sid in late else "", status]))
     for entry in rejected:
         sid = str(entry_get(entry, "id"))
         reason = " ".join(str(entry_get(entry, "reason") or "unknown reason").split())
         rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+                                        "late" if sid in late else "",
                                         _csv_text(f"not graded: {reason}")]))
+    for sid in pending:
+        rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+                                        "late" if sid in late else "", "pending"]))
     rows.sort(key=lambda kv: kv[0])
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(["id", "total", "max", *exercises, "status"])
+    writer.writerow(["id", "total", "max", *exercises, "late", "status"])
     writer.writerows(row for _, row in rows)
     atomic_write_text(path, buf.getvalue())
 

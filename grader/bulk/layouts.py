@@ -78,10 +78,14 @@ class Submission:
     files: dict[str, Path]
     notes: list[str]
     source: str
+    late: bool = False   # a chosen upload was marked late (Canvas); no penalty is computed
+    lms_id: str = ""     # the LMS's user id (Canvas: the number in the file names)
+    lms_name: str = ""   # the name the LMS gave the files
 
     def __post_init__(self) -> None:  # names of uploaded files and members: shown inert
         self.notes = [inert(note) for note in self.notes]
         self.source = inert(self.source)
+        self.lms_name = inert(self.lms_name)
 
 
 @dataclass
@@ -235,7 +239,7 @@ class _Context:
         return sid, notes
 
     def finish(self, sid: str, found: _Found, notes: list[str], source: str, why: str,
-               chosen_in: str | None = None) -> None:
+               chosen_in: str | None = None, lms: tuple[str, str] = ("", "")) -> None:
         """Choose, check and write the files of claimed id ``sid``; record the outcome.
 
         ``why`` says which copy wins ("the shallowest of {n} copies"). With ``chosen_in``
@@ -254,7 +258,9 @@ class _Context:
             return
         if chosen_in is not None:
             source = f"{chosen_in}: {', '.join(c.member for c in chosen.values())}"
-        self.submissions.append(Submission(sid, files, notes, source))
+        self.submissions.append(Submission(sid, files, notes, source,
+                                           late=any(c.late for c in chosen.values()),
+                                           lms_id=lms[0], lms_name=lms[1]))
 
     def reject_owned(self, sid: str, reason: str, source: str) -> None:
         """Reject claimed id ``sid`` and remove exercise files an earlier run left for it."""
@@ -402,7 +408,9 @@ def _finish_canvas_user(raw: str, members: list[tuple[zipfile.ZipInfo, re.Match[
         with ExitStack() as stack:
             for info, m in members:
                 _canvas_member(info, m, zf, budget, found, stack, ctx)
-            ctx.finish(sid, found, notes, source, "the latest of {n} uploads", chosen_in=path.name)
+            name, _, user = raw.rpartition("_")
+            ctx.finish(sid, found, notes, source, "the latest of {n} uploads", chosen_in=path.name,
+                       lms=(user, name))
     except _Reject as exc:
         ctx.reject_owned(sid, str(exc), source)
 

@@ -21,10 +21,47 @@ from .common import (
     load_assignment,
     parse_exercises,
     private_option,
+    read_option_file,
     resolve_device,
 )
 
-RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in a bulk report
+RESERVED_IDS = {"index.html", "grades.csv", "junit.xml", "canvas.csv",
+                "moodle.csv"}  # class-level files in a bulk report
+
+
+def _read_roster(path: Path | None):
+    from grader.report.gradebooks import RosterError, read_roster
+
+    return read_option_file(path, read_roster, RosterError)
+
+
+def _gradebooks(out: Path, title: str, results: list[dict], submissions: list, roster,
+                task, late: list[str]) -> list[str]:
+    """Write canvas.csv (with a roster, or from a Canvas download's user ids) and moodle.csv;
+    return the sentences the summary and the class report must show."""
+    from grader.bulk.exports import fmt_number
+    from grader.report.gradebooks import Person, write_canvas_csv, write_moodle_csv
+
+    totals = {r["submission"]: fmt_number(r.get("score", 0)) for r in results}
+    if task is not None:
+        from grader import catalog
+
+        most = sum(task.points.get(s, catalog.get(s).points) for s in task.exercises)
+    else:
+        most = max((r.get("max_score", 0) for r in results), default=0)
+    people = [Person(s.id, s.lms_id, s.lms_name, s.late) for s in submissions]
+    notices = []
+    if late:
+        notices.append(f"Late uploads (marked, no penalty computed): {', '.join(late)}.")
+    if roster is not None or any(p.lms_id for p in people):
+        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, fmt_number(most),
+                                    roster, people)
+        if unplaced:
+            notices.append(f"{len(unplaced)} submission(s) match no student of the "
+                           f"{'roster' if roster else 'Canvas download'} and are not in "
+                           f"canvas.csv: {', '.join(unplaced)}.")
+    write_moodle_csv(out / "moodle.csv", title, totals, roster, people)
+    return notices
 
 
 @click.command("bulk")
@@ -49,13 +86,16 @@ RESERVED_IDS = {"index.html", "grades.csv", "junit.xml"}  # class-level files in
 @click.option("--time-budget", type=click.FloatRange(min=1), default=None,
               help="Seconds of wall-clock time for all the calls of one submission (default: "
                    "the assignment's, else 900).")
+@click.option("--roster", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The gradebook CSV exported from Canvas: canvas.csv then holds every "
+                   "student of it (and moodle.csv its login and SIS ids).")
 @isolation_option
 @private_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
          exercises: str | None, feedback: str | None, workers: int, device: str, force: bool,
-         title: str | None, time_budget: float | None, isolation: str, private: bool,
-         quiet: bool) -> None:
+         title: str | None, time_budget: float | None, roster: Path | None, isolation: str,
+         private: bool, quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
     of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
 
@@ -74,6 +114,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     check_isolation(isolation)
     apply_private(private)
     task = load_assignment(assignment_file)
+    students = _read_roster(roster)
     slugs = parse_exercises(exercises) if exercises else \
         list(task.exercises) if task else parse_exercises(None)
     policy = task.policy(feedback) if task else Policy(feedback=feedback or "graded")
@@ -120,11 +161,20 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
                          source="") for i, why in outcome.failures]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    done = {r["submission"] for r in outcome.results} | {e.id for e in rejected}
+    pending = [s.id for s in found.submissions if s.id not in done]
+    late = [s.id for s in found.submissions if s.late]
+    notices = _gradebooks(out, title, outcome.results, found.submissions, students,
+                          task, late)
     class_report.write_class_report(out, outcome.results, rejected, title=title,
                                     layout=found.description, generated=generated,
-                                    scope=f"{scope} Hidden tests: {policy.feedback} feedback.")
-    exports.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected)
+                                    scope=f"{scope} Hidden tests: {policy.feedback} feedback.",
+                                    notices=notices)
+    exports.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected,
+                             pending=pending, late=late)
     exports.write_junit(out / "junit.xml", outcome.results, rejected)
+    for notice in notices:
+        click.echo(notice, err=True)
     totals = [r["score"] / r["max_score"] for r in outcome.results if r.get("max_score")]
     mean = f" · mean {100 * sum(totals) / len(totals):.0f}%" if totals else ""
     click.echo(scope, err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,17 +93,24 @@ def apply_private(private: bool) -> None:
     use_private(private)
 
 
-def load_assignment(path: Path | None):
-    """The assignment in ``path`` (None without one); a file that does not fit is a usage
-    error (exit 2) naming the field."""
+def read_option_file(path: Path | None, read: Callable[[Path], Any],
+                     refusal: type[Exception]) -> Any:
+    """``read(path)`` for a file named by an option (None without one); a file ``read``
+    refuses with ``refusal`` is a usage error (exit 2) saying why."""
     if path is None:
         return None
+    try:
+        return read(path)
+    except refusal as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def load_assignment(path: Path | None) -> Any:
+    """The assignment in ``path`` (None without one); a file that does not fit is a usage
+    error naming the field."""
     from grader.assignment import AssignmentError, load
 
-    try:
-        return load(path)
-    except AssignmentError as exc:
-        raise click.UsageError(str(exc)) from None
+    return read_option_file(path, load, AssignmentError)
 
 
 def check_isolation(mode: str) -> None:
