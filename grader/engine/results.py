@@ -1,16 +1,39 @@
 """The result data objects of a grading run and their JSON form (``results.json``).
 
 ``SubmissionResult`` -> ``ExerciseResult`` -> ``TestResult``. These are the only objects
-reports are rendered from.
+reports are rendered from; ``to_dict`` writes ``results.json`` (with ``SCHEMA_VERSION``) and
+``from_dict`` reads it back into the same objects. Statuses are ``StrEnum`` members (equal to
+their strings, so ``t.status == "passed"`` holds and JSON holds the plain string).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any
 
-TEST_STATUSES = ("passed", "failed", "error", "timeout", "crashed")
-EXERCISE_STATUSES = ("passed", "failed", "not_submitted", "error")
+SCHEMA_VERSION = 2  # 2: schema_version, feedback; statuses as below
+
+
+class TestStatus(StrEnum):
+    __test__ = False  # not a pytest test class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+
+
+class ExerciseStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_SUBMITTED = "not_submitted"
+    ERROR = "error"
+
+
+TEST_STATUSES = tuple(TestStatus)
+EXERCISE_STATUSES = tuple(ExerciseStatus)
 
 
 @dataclass
@@ -96,6 +119,7 @@ class SubmissionResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema_version": SCHEMA_VERSION,
             "submission": self.submission, "score": self.score, "max_score": self.max_score,
             "device": self.device, "duration_s": round(self.duration_s, 3),
             "isolation": self.isolation, "feedback": self.feedback,
@@ -115,3 +139,27 @@ def _test_dict(t: TestResult) -> dict[str, Any]:
     d = {name: getattr(t, name) for name in _TEST_FIELDS}
     d["duration_s"] = round(t.duration_s, 4)
     return d
+
+
+def from_dict(data: dict[str, Any]) -> SubmissionResult:
+    """The ``SubmissionResult`` a ``results.json`` (``to_dict``) holds; raises ``ValueError``
+    for a file of another schema or with an unknown status. Fields it does not know (the
+    bulk runner's cache key) are ignored."""
+    version = data.get("schema_version", 1)
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"results of schema {version}, newer than this grader's "
+                         f"{SCHEMA_VERSION}")
+    result = SubmissionResult(submission=str(data["submission"]), device=str(data["device"]),
+                              duration_s=float(data.get("duration_s", 0.0)),
+                              isolation=dict(data.get("isolation") or {}),
+                              feedback=str(data.get("feedback", "full")))
+    for e in data.get("exercises", []):
+        tests = []
+        for t in e.get("tests", []):
+            known = {k: t[k] for k in _TEST_FIELDS if k in t}
+            known["status"] = TestStatus(known["status"])
+            tests.append(TestResult(**known))
+        result.exercises.append(ExerciseResult(
+            exercise=e["exercise"], title=e.get("title", ""),
+            status=ExerciseStatus(e["status"]), tests=tests, message=e.get("message", "")))
+    return result

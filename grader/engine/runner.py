@@ -23,7 +23,7 @@ from grader.sandbox.process import WorkerProcess
 from . import verdict
 from .plugin import GradingPlugin, slug_of
 from .policy import Policy
-from .results import ExerciseResult, SubmissionResult, TestResult
+from .results import ExerciseResult, ExerciseStatus, SubmissionResult, TestResult
 
 OnTest = Callable[[str, TestResult], None]
 
@@ -202,9 +202,11 @@ def _run_items(items: list[pytest.Item]) -> None:
                                            nextitem=items[i + 1] if i + 1 < len(items) else None)
 
 
-def _exercise_status(tests: list[TestResult], submitted: bool, import_error: bool) -> str:
+def _exercise_status(tests: list[TestResult], submitted: bool,
+                     import_error: bool) -> ExerciseStatus:
     if not submitted:
-        return "not_submitted"
+        return ExerciseStatus.NOT_SUBMITTED
     if import_error:
-        return "error"
-    return "passed" if tests and all(t.passed for t in tests) else "failed"
+        return ExerciseStatus.ERROR
+    return ExerciseStatus.PASSED if tests and all(t.passed for t in tests) else \
+        ExerciseStatus.FAILED

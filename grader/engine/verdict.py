@@ -30,7 +30,7 @@ from grader.sandbox.proxy import CallLog
 from . import figures, hints
 from .check import Check, GradeFailure, SuiteError
 from .compare import Comparison
-from .results import TestResult
+from .results import TestResult, TestStatus
 
 MAX_VALUES_CHARS = 3000
 # Per slug, the (size, passed) of the tests that compared values, in the order they ran.
@@ -95,7 +95,8 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     doc = (getattr(item, "function", None).__doc__ or "").strip().splitlines()
     visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
     hidden = visibility != "public"
-    result = TestResult(name=_test_name(item), status="passed", score=points, max_score=points,
+    result = TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
+                        max_score=points,
                         duration_s=duration_s, visibility=visibility,
                         description=doc[0] if doc else "", output=log.text() if log else "")
     if check is not None:
@@ -116,7 +117,7 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     result.hint = hint
     sizes = _sizes(item, check)
     if isinstance(exc, GradeFailure):
-        result.status = "failed"
+        result.status = TestStatus.FAILED
         # a source rule quotes the learner's file (its names, its strings): shown inert
         result.message = inert(exc.hidden_message if hidden else exc.message)
         cmp = exc.comparison
@@ -134,7 +135,7 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
             status="failed", kind=exc.kind, comparison=cmp, expected_exc=exc.exc_type,
             mistake=exc.mistake is not None, sizes=sizes)
     elif isinstance(exc, faults.LearnerFault):
-        result.status, result.message = exc.status, exc.message
+        result.status, result.message = TestStatus(exc.status), exc.message
         result.traceback = list(exc.traceback)
         if isinstance(exc, (faults.NotSubmitted,)):
             result.hint = ""
@@ -146,7 +147,7 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
                 exc_type=exc.exc_type if isinstance(exc, faults.LearnerRaised) else None,
                 exc_message=getattr(exc, "raw_message", exc.message), sizes=sizes)
     else:
-        result.status = "error"
+        result.status = TestStatus.ERROR
         result.message = inert(f"grader error (not your fault): {type(exc).__name__}: {exc}")
         result.hint = ""
     _remember(item, check, False)

@@ -1,0 +1,67 @@
+"""The one result model: results.json round-trips through it for every status, statuses are
+enums equal to their strings, and a newer schema is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader import catalog
+from grader.engine import results
+from grader.engine.results import (
+    ExerciseResult,
+    ExerciseStatus,
+    SubmissionResult,
+    TestResult,
+    TestStatus,
+)
+from grader.engine.runner import grade
+
+
+def _every_status() -> SubmissionResult:
+    tests = [TestResult(name=f"t_{s}", status=s, score=float(s == "passed"), max_score=1.0,
+                        message=f"why {s}", hint="h", mistake="m" if s == "failed" else None,
+                        mistake_message="mm" if s == "failed" else "",
+                        diagnostics={"n_outside": 3, "n_total": 9, "worst_index": [1, 2]},
+                        figures=[{"kind": "heatmap", "values": [[0.5, 1.0]]}],
+                        notes=["n"], traceback=["f.py, line 1"], kind="values",
+                        inputs=["f(1)"], values={"expected": "1", "actual": "2"})
+             for s in TestStatus]
+    return SubmissionResult(
+        submission="s", device="cpu", duration_s=1.5, isolation={"level": "strict"},
+        feedback="graded",
+        exercises=[ExerciseResult(exercise="grid_local_mask", title="T", status=s,
+                                  tests=tests if s == "failed" else [], message=str(s))
+                   for s in ExerciseStatus])
+
+
+def test_every_status_round_trips():
+    original = _every_status()
+    data = json.loads(json.dumps(original.to_dict()))
+    assert data["schema_version"] == results.SCHEMA_VERSION
+    back = results.from_dict(data)
+    assert back.to_dict() == original.to_dict()
+    assert {t.status for e in back.exercises for t in e.tests} == set(TestStatus)
+    assert all(isinstance(t.status, TestStatus) for e in back.exercises for t in e.tests)
+    assert [e.status for e in back.exercises] == list(ExerciseStatus)
+    assert TestStatus.PASSED == "passed" and json.dumps(TestStatus.TIMEOUT) == '"timeout"'
+
+
+def test_a_real_results_json_round_trips(tmp_path):
+    path = tmp_path / "grid_local_mask.py"
+    path.write_text(catalog.get("grid_local_mask").solution.read_text()
+                    .replace("return mask", "return ~mask"))
+    result = grade({"grid_local_mask": path, "shape_bias": None}, submission="w")
+    data = json.loads(json.dumps(result.to_dict()))
+    assert results.from_dict(data).to_dict() == data
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"schema_version": results.SCHEMA_VERSION + 1}, "newer than this grader"),
+    ({"exercises": [{"exercise": "x", "status": "maybe", "tests": []}]}, "maybe"),
+])
+def test_results_it_cannot_read_are_refused(change, words):
+    data = {**_every_status().to_dict(), **change}
+    with pytest.raises(ValueError, match=words):
+        results.from_dict(data)
