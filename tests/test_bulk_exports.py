@@ -20,7 +20,7 @@ import pytest
 from conftest import reference_variant
 from markupsafe import escape
 
-from grader import catalog
+from grader import catalog, numbers
 from grader.bulk import class_report, exports
 from grader.engine.runner import grade
 
@@ -79,8 +79,8 @@ def _no_temp_files(folder: Path) -> bool:
 @pytest.mark.parametrize("value, text", [
     (9, "9"), (9.0, "9"), (7.5, "7.5"), (0.0, "0"), (-0.0, "0"), (1 / 3, "0.333333"),
     (27.000000001, "27"), (None, ""), (1e-9, "0")])
-def test_fmt_number(value, text):
-    assert exports.fmt_number(value) == text
+def test_points(value, text):
+    assert numbers.points(value) == text
 
 
 # -- CSV --------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from grader import catalog
-from grader.bulk.exports import atomic_write_text, entry_get, fmt_number, natural_key
+from grader import catalog, numbers
+from grader.bulk.exports import atomic_write_text, entry_get, natural_key
 from grader.files import make_dir
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "report" / "templates"
@@ -28,15 +28,6 @@ TOP_MISTAKES = 8
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-
-
-def _pct(score: float, max_score: float) -> float:
-    return round(100 * score / max_score, 6) if max_score else 0.0
-
-
-def _level(score: float, max_score: float) -> str:
-    p = _pct(score, max_score)
-    return "" if p >= 80 else ("mid" if p >= 40 else "low")
 
 
 def _breakable(slug: str) -> Markup:
@@ -100,13 +91,13 @@ def _cell(e: dict | None) -> dict[str, Any]:
     if e.get("status") == "not_submitted":
         return {"text": "—", "sort": -1, "cls": "ns", "title": "not submitted"}
     score, max_score = float(e.get("score", 0)), float(e.get("max_score", 0))
-    p = _pct(score, max_score)
+    p = numbers.percent(score, max_score, 6)
     cls = "full" if score >= max_score > 0 else ("zero" if score <= 0 else "part")
-    title = f"{fmt_number(score)}/{fmt_number(max_score)} · {e.get('status', '')}"
+    title = f"{numbers.points(score)}/{numbers.points(max_score)} · {e.get('status', '')}"
     if e.get("status") == "error":
         cls += " err"
         title += f": {e.get('message', '')}"
-    return {"text": fmt_number(score), "sort": p, "cls": cls, "title": title}
+    return {"text": numbers.points(score), "sort": p, "cls": cls, "title": title}
 
 
 def _exercise_stats(slug: str, title: str, max_score: float,
@@ -150,8 +141,9 @@ def _exercise_stats(slug: str, title: str, max_score: float,
     test_rows = []
     for s in tests.values():
         test_rows.append({
-            **s, "rate": _pct(s["passed"], s["graded"]), "hint": hints.get(s["name"], ""),
-            "level": _level(s["passed"], s["graded"]),
+            **s, "rate": numbers.percent(s["passed"], s["graded"], 6),
+            "hint": hints.get(s["name"], ""),
+            "level": numbers.level(s["passed"], s["graded"]),
             "mistakes": s["mistakes"].most_common(3),
             "other": sorted(s["other"].items(), key=lambda kv: (-kv[1], kv[0]))})
     mistakes = []
@@ -165,7 +157,7 @@ def _exercise_stats(slug: str, title: str, max_score: float,
     return {
         "slug": slug, "title": title, "max": max_score, "submitted": submitted,
         "passed": passed, "not_submitted": not_submitted,
-        "rate": _pct(passed, submitted), "level": _level(passed, submitted),
+        "rate": numbers.percent(passed, submitted, 6), "level": numbers.level(passed, submitted),
         "mean": statistics.fmean(scores) if scores else None,
         "tests": test_rows, "mistakes": mistakes}
 
@@ -179,10 +171,10 @@ def class_report_context(results: list[dict], rejected: list) -> dict[str, Any]:
         sid = str(r.get("submission", ""))
         by_slug = {e["exercise"]: e for e in r.get("exercises", [])}
         score, max_score = float(r.get("score", 0)), float(r.get("max_score", 0))
-        pcts.append(_pct(score, max_score))
+        pcts.append(numbers.percent(score, max_score, 6))
         rows.append({"id": sid, "href": submission_href(sid), "order": k, "score": score,
-                     "max": max_score, "pct": _pct(score, max_score),
-                     "level": _level(score, max_score),
+                     "max": max_score, "pct": numbers.percent(score, max_score, 6),
+                     "level": numbers.level(score, max_score),
                      "cells": [_cell(by_slug.get(slug)) for slug, _, _ in columns]})
         not_sub = [s for s, e in by_slug.items() if e.get("status") == "not_submitted"]
         errored = [(s, e.get("message", "")) for s, e in by_slug.items()
@@ -225,7 +217,7 @@ def render_class_report(results: list[dict], rejected: list, *, title: str, layo
     ctx = class_report_context(results, rejected)
     return _ENV.get_template("class_report.html.j2").render(
         title=title, layout=layout, generated=generated, scope=scope,
-        notices=list(notices), fmt=fmt_number,
+        notices=list(notices), fmt=numbers.points,
         breakable=_breakable, **ctx)
 
 

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from grader import numbers
 from grader.files import atomic_write_bytes, atomic_write_text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
@@ -61,14 +62,6 @@ _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 # -- shared helpers ---------------------------------------------------------------------------
-
-def fmt_number(x: float | int | None) -> str:
-    """A score as a gradebook wants it: ``9``, ``7.5``, ``0.333333``; ``None`` -> ``""``."""
-    if x is None:
-        return ""
-    text = f"{round(float(x), 6):.6f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
-
 
 def entry_get(entry: Any, name: str, default: Any = "") -> Any:
     """``entry[name]`` for a mapping, ``entry.name`` otherwise (rejected entries may be either)."""
@@ -142,7 +135,7 @@ def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
         cells, missing, broken = [], [], []
         for slug in exercises:
             e = by_slug.get(slug)
-            cells.append("" if e is None else fmt_number(e.get("score", 0)))
+            cells.append("" if e is None else numbers.points(e.get("score", 0)))
             if e is not None and e.get("status") == "not_submitted":
                 missing.append(slug)
             elif e is not None and e.get("status") == "error":
@@ -150,8 +143,8 @@ def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
         status = "graded" + (f"; not submitted: {', '.join(missing)}" if missing else "")
         status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
         sid = str(r.get("submission", ""))
-        rows.append((natural_key(sid), [_csv_text(sid), fmt_number(r.get("score", 0)),
-                                        fmt_number(r.get("max_score", 0)), *cells,
+        rows.append((natural_key(sid), [_csv_text(sid), numbers.points(r.get("score", 0)),
+                                        numbers.points(r.get("max_score", 0)), *cells,
                                         "late" if sid in late else "", status]))
     for entry in rejected:
         sid = str(entry_get(entry, "id"))
@@ -211,7 +204,7 @@ def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") 
                                "duration_s": t.get("duration_s", 0.0)},
             })
     score, max_score = float(result.get("score", 0)), float(result.get("max_score", 0))
-    summary = [f"Score {fmt_number(score)}/{fmt_number(max_score)} · "
+    summary = [f"Score {numbers.points(score)}/{numbers.points(max_score)} · "
                f"{n_passed} of {n_tests} tests passed"]
     if missing:
         summary.append("Not submitted: " + ", ".join(missing))
@@ -349,7 +342,7 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
         counts = dict.fromkeys(total, 0.0)
         props = ET.SubElement(suite, "properties")
         for key in ("score", "max_score"):
-            ET.SubElement(props, "property", name=key, value=fmt_number(r.get(key, 0)))
+            ET.SubElement(props, "property", name=key, value=numbers.points(r.get(key, 0)))
         for e in r.get("exercises", []):
             if e.get("status") == "not_submitted":
                 continue

@@ -39,10 +39,10 @@ def _gradebooks(out: Path, title: str, results: list[dict], submissions: list, r
                 task, late: list[str]) -> list[str]:
     """Write canvas.csv (with a roster, or from a Canvas download's user ids) and moodle.csv;
     return the sentences the summary and the class report must show."""
-    from grader.bulk.exports import fmt_number
+    from grader.numbers import points
     from grader.report.gradebooks import Person, write_canvas_csv, write_moodle_csv
 
-    totals = {r["submission"]: fmt_number(r.get("score", 0)) for r in results}
+    totals = {r["submission"]: points(r.get("score", 0)) for r in results}
     if task is not None:
         from grader import catalog
 
@@ -54,7 +54,7 @@ def _gradebooks(out: Path, title: str, results: list[dict], submissions: list, r
     if late:
         notices.append(f"Late uploads (marked, no penalty computed): {', '.join(late)}.")
     if roster is not None or any(p.lms_id for p in people):
-        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, fmt_number(most),
+        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, points(most),
                                     roster, people)
         if unplaced:
             notices.append(f"{len(unplaced)} submission(s) match no student of the "

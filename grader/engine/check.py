@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from grader import numbers
 from grader.sandbox import faults
 from grader.sandbox.harness import protocol, recipes
 from grader.sandbox.harness.protocol import Recipe
 
 from . import expected as expected_values
 from . import figures
-from .compare import Comparison, compare, fmt
+from .compare import Comparison, compare
 
 if TYPE_CHECKING:
     from grader.sandbox.proxy import LearnerProxy
@@ -118,7 +119,7 @@ def summarize(value: Any, depth: int = 0) -> str:
         text = f"{value.dtype} array {value.shape}"
         if value.dtype.kind in "iuf" and value.size and np.isfinite(value).any():
             fin = value[np.isfinite(value)]
-            text += f", values in [{fmt(fin.min())}, {fmt(fin.max())}]"
+            text += f", values in [{numbers.value(fin.min())}, {numbers.value(fin.max())}]"
         return text
     if isinstance(value, (list, tuple)) and depth < 3:
         open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
@@ -132,7 +133,7 @@ def summarize(value: Any, depth: int = 0) -> str:
         items = list(value.items())[:6]
         return "{" + ", ".join(f"{k!r}: {summarize(v, depth + 1)}" for k, v in items) + "}"
     if isinstance(value, (float, np.floating)):
-        return fmt(value)
+        return numbers.value(value)
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

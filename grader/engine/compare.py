@@ -14,38 +14,17 @@ an expected value). ``kind`` names what went wrong (``"shape"``, ``"nan"``, ``"t
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from grader.numbers import json_number
+from grader.numbers import value as fmt
+
 FLOAT32_TOLERANCE = (1e-4, 1e-5)  # (rtol, atol) applied when the learner returns float32
 _KIND_NAMES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
-
-
-def _num(x: Any) -> Any:
-    """A JSON-safe number: floats that are not finite become strings."""
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (complex, np.complexfloating)):
-        return str(complex(x))
-    x = float(x)
-    return x if math.isfinite(x) else str(x)
-
-
-def fmt(x: Any) -> str:
-    """Short human form of a number."""
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    if isinstance(x, (float, np.floating)):
-        return f"{float(x):.6g}"
-    return str(x)
 
 
 @dataclass
@@ -97,12 +76,12 @@ class Comparison:
         d: dict[str, Any] = {"expected_shape": self.expected_shape,
                              "actual_shape": self.actual_shape, "tolerance": self.tolerance}
         if self.max_abs_error is not None:
-            d.update(max_abs_error=_num(self.max_abs_error),
+            d.update(max_abs_error=json_number(self.max_abs_error),
                      max_rel_error=None if self.max_rel_error is None else
-                     _num(self.max_rel_error),
+                     json_number(self.max_rel_error),
                      worst_index=self.worst_index,
-                     expected_at_worst=_num(self.expected_at_worst),
-                     actual_at_worst=_num(self.actual_at_worst),
+                     expected_at_worst=json_number(self.expected_at_worst),
+                     actual_at_worst=json_number(self.actual_at_worst),
                      n_outside=self.n_outside, n_total=self.n_total)
         elif self.worst_index is not None:
             d.update(worst_index=self.worst_index, n_outside=self.n_outside,

@@ -21,26 +21,18 @@ from typing import Any
 
 import numpy as np
 
+from grader.numbers import json_number
+
 MAX_CELLS = 48          # per axis of a heatmap
 MAX_LINE_POINTS = 120   # of a 1-D comparison
 MAX_CURVE_POINTS = 400  # per series of a curve
 MAX_SERIES = 8
 
 
-def num(x: Any) -> Any:
-    """A JSON-safe number rounded to 4 significant digits; non-finite values as strings."""
-    if x is None:
-        return None
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return float(f"{x:.4g}")
-
-
 def _grid(a: np.ndarray) -> list:
-    cell = int if a.dtype.kind in "biu" else num
+    def cell(v: Any) -> Any:
+        return int(v) if a.dtype.kind in "biu" else json_number(v, 4)
+
     return [[cell(v) for v in row] for row in a] if a.ndim == 2 else [cell(v) for v in a]
 
 
@@ -130,7 +122,7 @@ def from_comparison(cmp: Any, *, hidden: bool, title: str) -> dict[str, Any] | N
     d = _blocks(diff, block, "max")
     finite_d = d[np.isfinite(d)]
     payload["diff"] = _grid(d) if not boolean else _grid((d > 0).astype(int))
-    payload["dmax"] = num(finite_d.max()) if finite_d.size else 0.0
+    payload["dmax"] = json_number(finite_d.max(), 4) if finite_d.size else 0.0
     payload["bad"] = _grid((_blocks(bad.astype(np.float64), block, "max") > 0).astype(int))
     if not hidden:
         e = _blocks(exp.astype(np.float64), block, "mean")
@@ -139,15 +131,15 @@ def from_comparison(cmp: Any, *, hidden: bool, title: str) -> dict[str, Any] | N
         if boolean and all(b == 1 for b in block):
             e, a = e.astype(int), a.astype(int)
         payload.update(expected=_grid(e), actual=_grid(a),
-                       vmin=num(both.min()) if both.size else 0.0,
-                       vmax=num(both.max()) if both.size else 1.0)
+                       vmin=json_number(both.min(), 4) if both.size else 0.0,
+                       vmax=json_number(both.max(), 4) if both.size else 1.0)
         if boolean:
             payload.update(vmin=0.0, vmax=1.0)
     return payload
 
 
 def _floats(values: Sequence[Any], what: str) -> list[Any]:
-    out = [num(v) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
+    out = [json_number(v, 4) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
     if len(out) > MAX_CURVE_POINTS:
         raise ValueError(f"{what}: at most {MAX_CURVE_POINTS} points, got {len(out)}")
     return out
@@ -182,9 +174,9 @@ def curve(title: str, series: Sequence[dict[str, Any]], *, x_label: str, y_label
         out.append(item)
     kept_marks = []
     for m in list(marks)[:12]:
-        mark = {"x": num(m["x"]), "label": str(m.get("label", ""))[:80]}
+        mark = {"x": json_number(m["x"], 4), "label": str(m.get("label", ""))[:80]}
         if m.get("y") is not None:
-            mark["y"] = num(m["y"])
+            mark["y"] = json_number(m["y"], 4)
         kept_marks.append(mark)
     return {"type": "curve", "title": str(title)[:120], "x_label": str(x_label)[:80],
             "y_label": str(y_label)[:80], "log_x": bool(log_x), "log_y": bool(log_y),

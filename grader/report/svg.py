@@ -13,6 +13,8 @@ from html import escape
 from itertools import count
 from typing import Any
 
+from grader.numbers import short
+
 _IDS = count()
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777",
            "#4b5563"]
@@ -44,12 +46,7 @@ def _val(v: Any) -> float | None:
 
 
 def fmt(v: Any) -> str:
-    x = _val(v)
-    if x is None:
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.4g}"
+    return short(_val(v))
 
 
 def _hex(c: str) -> tuple[int, int, int]:

@@ -9,11 +9,11 @@ from typing import TextIO
 
 import click
 
-from grader import catalog
+from grader import catalog, numbers
 from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult, TestResult
 
-from .html import SYMBOLS, fmt_points, summary_counts
+from .summary import SYMBOLS, summary_counts
 
 COLOURS = {"passed": "green", "failed": "red", "error": "yellow", "timeout": "magenta",
            "crashed": "yellow", "not_submitted": "bright_black"}
@@ -52,7 +52,7 @@ class Printer:
             self._echo(f"\n{slug} — {title}", bold=True)
         status = click.style(f"{SYMBOLS.get(t.status, '?')} {t.status:<7}",
                              fg=COLOURS.get(t.status))
-        points = f"{fmt_points(t.score)}/{fmt_points(t.max_score)}"
+        points = f"{numbers.points(t.score)}/{numbers.points(t.max_score)}"
         self._echo(f"  {status} {t.name:<38} {points:>7}  {t.duration_s:6.2f}s")
         indent = " " * 12
         if not t.passed and t.message:
@@ -86,12 +86,12 @@ class Printer:
         for e in result.exercises:
             if self.verbosity < 1 or e.status in ("not_submitted", "error"):
                 line = f"{e.exercise:<26} {e.status.replace('_', ' '):<14} " \
-                       f"{fmt_points(e.score)}/{fmt_points(e.max_score)}"
+                       f"{numbers.points(e.score)}/{numbers.points(e.max_score)}"
                 if e.message and e.status != "not_submitted":
                     line += "  " + " ".join(e.message.splitlines())  # one line: no fake lines
                 self._echo(line, fg=COLOURS.get(e.status))
         counts = summary_counts(result)
-        self._echo(f"Score {fmt_points(result.score)}/{fmt_points(result.max_score)} · "
+        self._echo(f"Score {numbers.points(result.score)}/{numbers.points(result.max_score)} · "
                    f"{counts['passed']}/{counts['total']} tests pass"
                    + (f" ({counts['public']})" if counts["public"] else ""), bold=True)
         hidden = hidden_in_release(result)

@@ -1,0 +1,72 @@
+"""Every way the grader writes a number, in one place.
+
+- ``points``: a score as reports and gradebooks show it: ``9``, ``7.5``, ``0.333333``.
+- ``value``: a value in a verdict, six significant digits (``0.650233``), bools and ints as
+  they are.
+- ``short``: a value on a figure's axis or cell, four significant digits.
+- ``json_number``: a number JSON can hold (non-finite ones as strings), optionally rounded.
+- ``percent`` and ``level``: a score's share of its maximum, and the colour band of a bar.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def points(x: float | int | None) -> str:
+    """A score: at most six decimals, no trailing zeros; ``None`` -> ``""``."""
+    if x is None:
+        return ""
+    text = f"{round(float(x), 6):.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def value(x: Any) -> str:
+    """Short human form of a value in a verdict."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.6g}"
+    return str(x)
+
+
+def short(x: float | None) -> str:
+    """Four significant digits (``None`` is NaN)."""
+    if x is None or math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+def json_number(x: Any, digits: int | None = None) -> Any:
+    """A JSON-safe number: bools, ints and complexes kept (complex as text), a float that is
+    not finite as ``"nan"``/``"inf"``/``"-inf"``, others rounded to ``digits`` significant
+    digits when given."""
+    if x is None:
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (complex, np.complexfloating)):
+        return str(complex(x))
+    x = float(x)
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return float(f"{x:.{digits}g}") if digits else x
+
+
+def percent(score: float, max_score: float, digits: int = 1) -> float:
+    return round(100 * score / max_score, digits) if max_score else 0.0
+
+
+def level(score: float, max_score: float) -> str:
+    """The colour band of a score's bar: ``""`` (>= 80%), ``"mid"`` (>= 40%), ``"low"``."""
+    p = percent(score, max_score)
+    return "" if p >= 80 else ("mid" if p >= 40 else "low")
