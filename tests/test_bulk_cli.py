@@ -19,7 +19,7 @@ import pytest
 from conftest import reference_variant
 
 from grader import catalog
-from grader.bulk.exports import validate_gradescope
+from grader.report.gradescope import validate_gradescope
 
 GRADE = str(Path(sys.executable).with_name("grade"))
 EXERCISES = "grid_local_mask,attention_rollout,mean_attention_distance"

@@ -21,8 +21,9 @@ from conftest import reference_variant
 from markupsafe import escape
 
 from grader import catalog, numbers
-from grader.bulk import class_report, exports
 from grader.engine.runner import grade
+from grader.report import class_html as class_report
+from grader.report import gradebooks, gradescope, junit
 
 GRID, SHAPE = "grid_local_mask", "shape_bias"
 EXERCISES = [GRID, SHAPE]
@@ -87,7 +88,7 @@ def test_points(value, text):
 
 def test_grades_csv(graded, tmp_path):
     path = tmp_path / "grades.csv"
-    exports.write_grades_csv(path, graded["results"], EXERCISES, graded["rejected"])
+    gradebooks.write_grades_csv(path, graded["results"], EXERCISES, graded["rejected"])
     raw = path.read_bytes()
     raw.decode("utf-8")  # strict UTF-8
     with path.open(newline="", encoding="utf-8") as f:
@@ -127,13 +128,13 @@ def test_grades_csv_edge_cases(graded, tmp_path):
     path = tmp_path / "grades.csv"
     # An exercise column this run did not grade is blank; a formula-like id is neutralised.
     alice = copy.deepcopy(graded["by_id"]["s01-alice"])
-    exports.write_grades_csv(path, [alice], [GRID, "attention_rollout"],
+    gradebooks.write_grades_csv(path, [alice], [GRID, "attention_rollout"],
                              [{"id": "=HYPERLINK(1)", "reason": "x", "source": ""}])
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[1] == ["'=HYPERLINK(1)", "", "", "", "", "", "not graded: x"]
     assert rows[2][:5] == ["s01-alice", "18", "18", "9", ""]
-    exports.write_grades_csv(path, [], EXERCISES, [])  # overwrite: header only
+    gradebooks.write_grades_csv(path, [], EXERCISES, [])  # overwrite: header only
     assert path.read_text(encoding="utf-8").splitlines() == [
         f"id,total,max,{GRID},{SHAPE},late,status"]
 
@@ -142,45 +143,45 @@ def test_grades_csv_edge_cases(graded, tmp_path):
 
 def test_gradescope_json_is_valid(graded, tmp_path):
     for r in graded["results"]:
-        data = exports.gradescope_json(r)
-        assert exports.validate_gradescope(data) == [], r["submission"]
+        data = gradescope.gradescope_json(r)
+        assert gradescope.validate_gradescope(data) == [], r["submission"]
         assert data["score"] == pytest.approx(r["score"])
         assert sum(t["max_score"] for t in data["tests"]) == pytest.approx(r["max_score"])
-        assert set(data) <= exports.GRADESCOPE_TOP_KEYS
-        assert all(set(t) <= exports.GRADESCOPE_TEST_KEYS for t in data["tests"])
+        assert set(data) <= gradescope.GRADESCOPE_TOP_KEYS
+        assert all(set(t) <= gradescope.GRADESCOPE_TEST_KEYS for t in data["tests"])
         assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
         n = sum(len(e["tests"]) for e in r["exercises"])
         assert len(data["tests"]) == n
         json.dumps(data, allow_nan=False)
-    alice = exports.gradescope_json(graded["by_id"]["s01-alice"])
+    alice = gradescope.gradescope_json(graded["by_id"]["s01-alice"])
     assert alice["tests"][0]["name"] == f"{GRID}: square_grid_radius_1"
     assert alice["tests"][0]["visibility"] == "visible"  # public test
     assert {t["visibility"] for t in alice["tests"][1:]} >= {"after_due_date"}
     assert all(t["status"] == "passed" for t in alice["tests"])
     assert alice["output"].startswith("Score 18/18")
 
-    carol = exports.gradescope_json(graded["by_id"]["s10-carol"])
+    carol = gradescope.gradescope_json(graded["by_id"]["s10-carol"])
     first = carol["tests"][0]
     assert first["status"] == "failed" and first["score"] == 0
     assert "Known mistake (manhattan window)" in first["output"]
     assert "Hint: " in first["output"]
-    bob = exports.gradescope_json(graded["by_id"]["s02-bob"], hidden_visibility="visible")
+    bob = gradescope.gradescope_json(graded["by_id"]["s02-bob"], hidden_visibility="visible")
     assert {t["visibility"] for t in bob["tests"]} == {"visible"}
     assert f"Not submitted: {SHAPE}" in bob["output"]
-    erin = exports.gradescope_json(graded["by_id"]["s11-erin"])
+    erin = gradescope.gradescope_json(graded["by_id"]["s11-erin"])
     assert erin["tests"][0]["extra_data"]["grader_status"] == "error"
     assert "[error]" in erin["tests"][0]["output"]
     with pytest.raises(ValueError):
-        exports.gradescope_json(graded["by_id"]["s01-alice"], hidden_visibility="secret")
+        gradescope.gradescope_json(graded["by_id"]["s01-alice"], hidden_visibility="secret")
 
     path = tmp_path / "gradescope.json"
-    exports.write_gradescope_json(path, graded["by_id"]["s10-carol"])
+    gradescope.write_gradescope_json(path, graded["by_id"]["s10-carol"])
     assert json.loads(path.read_text()) == carol
     assert _no_temp_files(tmp_path)
 
 
 def test_validate_gradescope_rejects_broken_data(graded):
-    data = exports.gradescope_json(graded["by_id"]["s10-carol"])
+    data = gradescope.gradescope_json(graded["by_id"]["s10-carol"])
     broken = copy.deepcopy(data)
     broken["score"] = math.nan
     broken["colour"] = "red"
@@ -188,26 +189,26 @@ def test_validate_gradescope_rejects_broken_data(graded):
     broken["tests"][1]["score"] = "1"
     broken["tests"][2]["status"] = "ok"
     broken["tests"][3]["tags"] = "x"
-    problems = exports.validate_gradescope(broken)
+    problems = gradescope.validate_gradescope(broken)
     joined = "\n".join(problems)
     for needle in ("score: expected a finite number", "unknown key 'colour'",
                    "tests[0].visibility", "tests[1].score", "tests[2].status", "tests[3].tags",
                    "strict JSON"):
         assert needle in joined, needle
-    assert exports.validate_gradescope([]) != []
+    assert gradescope.validate_gradescope([]) != []
     no_score = copy.deepcopy(data)
     del no_score["score"]
     del no_score["tests"][0]["score"]
-    assert any("tests[0].score" in p for p in exports.validate_gradescope(no_score))
-    assert exports.validate_gradescope({"score": 1.0}) == []
-    assert exports.validate_gradescope({"tests": "many"}) != []
+    assert any("tests[0].score" in p for p in gradescope.validate_gradescope(no_score))
+    assert gradescope.validate_gradescope({"score": 1.0}) == []
+    assert gradescope.validate_gradescope({"tests": "many"}) != []
 
 
 # -- JUnit ------------------------------------------------------------------------------------
 
 def test_junit_xml(graded, tmp_path):
     path = tmp_path / "junit.xml"
-    exports.write_junit(path, graded["results"], graded["rejected"])
+    junit.write_junit(path, graded["results"], graded["rejected"])
     root = ET.parse(path).getroot()
     assert root.tag == "testsuites"
     suites = root.findall("testsuite")
@@ -337,7 +338,7 @@ def test_junit_xml_validates_against_the_consumers_rules(graded, tmp_path):
 
     schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "junit-rules.xsd"))
     path = tmp_path / "junit.xml"
-    exports.write_junit(path, graded["results"], graded["rejected"])
+    junit.write_junit(path, graded["results"], graded["rejected"])
     schema.validate(str(path))  # raises, saying where, when it does not fit
     bad = tmp_path / "bad.xml"
     bad.write_text('<testsuites skipped="1"><testsuite name="x" tests="0" failures="0" '

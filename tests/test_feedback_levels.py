@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from grader import catalog
-from grader.bulk import class_report, exports
 from grader.engine import check as check_module
 from grader.engine import feedback, verdict
 from grader.engine.check import GradeFailure
@@ -21,7 +20,7 @@ from grader.engine.compare import Comparison
 from grader.engine.policy import Policy
 from grader.engine.results import TestResult
 from grader.engine.runner import grade
-from grader.report import terminal
+from grader.report import class_html, gradescope, junit, terminal
 from grader.report.html import write_report
 from grader.sandbox import faults
 from grader.sandbox.proxy import LearnerProxy
@@ -212,9 +211,9 @@ def graded_run(tmp_path_factory):
     out = base / "out"
     write_report(result, out)
     data = result.to_dict()
-    exports.write_gradescope_json(out / "gradescope.json", data)
-    exports.write_junit(out / "junit.xml", [data], [])
-    (out / "class.html").write_text(class_report.render_class_report(
+    gradescope.write_gradescope_json(out / "gradescope.json", data)
+    junit.write_junit(out / "junit.xml", [data], [])
+    (out / "class.html").write_text(class_html.render_class_report(
         [data], [], title="t", layout="l", generated="g"))
     stream = io.StringIO()
     printer = terminal.Printer(stream=stream, verbosity=2)

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.bulk import exports
 from grader.report import gradebooks
 
 GRADE = str(Path(sys.executable).with_name("grade"))
@@ -107,7 +106,7 @@ def test_a_canvas_download_fills_id_and_student_and_marks_late(tmp_path):
 
 def test_grades_csv_says_which_rows_are_pending(tmp_path):
     path = tmp_path / "grades.csv"
-    exports.write_grades_csv(path, [], [SLUG], [], pending=["amy"], late=["amy"])
+    gradebooks.write_grades_csv(path, [], [SLUG], [], pending=["amy"], late=["amy"])
     assert _rows(path) == [["id", "total", "max", SLUG, "late", "status"],
                            ["amy", "", "", "", "late", "pending"]]
 

@@ -1,1 +1,2 @@
-"""Bulk grading of a whole class: input layouts, parallel runs, caches, class reports, exports."""
+"""Bulk grading of a whole class: input layouts and parallel, cached runs (the reports and
+exports it writes are ``grader/report``'s writers)."""

@@ -60,9 +60,8 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
 
 
 def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> None:
+    from grader.report.gradescope import write_gradescope_json
     from grader.report.html import write_report
-
-    from .exports import write_gradescope_json
 
     make_dir(folder)
     write_gradescope_json(folder / "gradescope.json", data)

@@ -106,8 +106,9 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     import datetime as dt
     import tempfile
 
-    from grader.bulk import class_report, exports, layouts, runner
+    from grader.bulk import layouts, runner
     from grader.engine import expected
+    from grader.report import class_html, gradebooks, junit
     from grader.report.progress import Progress
     from grader.sandbox.isolation import sweep_stale_cgroups
 
@@ -166,13 +167,13 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     late = [s.id for s in found.submissions if s.late]
     notices = _gradebooks(out, title, outcome.results, found.submissions, students,
                           task, late)
-    class_report.write_class_report(out, outcome.results, rejected, title=title,
+    class_html.write_class_report(out, outcome.results, rejected, title=title,
                                     layout=found.description, generated=generated,
                                     scope=f"{scope} Hidden tests: {policy.feedback} feedback.",
                                     notices=notices)
-    exports.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected,
+    gradebooks.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected,
                              pending=pending, late=late)
-    exports.write_junit(out / "junit.xml", outcome.results, rejected)
+    junit.write_junit(out / "junit.xml", outcome.results, rejected)
     for notice in notices:
         click.echo(notice, err=True)
     totals = [r["score"] / r["max_score"] for r in outcome.results if r.get("max_score")]

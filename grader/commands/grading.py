@@ -177,7 +177,7 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
         click.secho(f"grading could not run: {exc}", fg="red", err=True)
         sys.exit(EXIT_INTERNAL)
     if gradescope:
-        from grader.bulk.exports import write_gradescope_json
+        from grader.report.gradescope import write_gradescope_json
 
         write_gradescope_json(gradescope_out, result.to_dict())
         click.echo(f"Gradescope results: {gradescope_out}", err=True)

@@ -1,5 +1,16 @@
-"""LMS gradebooks a teacher imports as they are: Canvas's (``canvas.csv``) and Moodle's
-(``moodle.csv``), from a class's totals and, when given, the roster exported from Canvas.
+"""Gradebooks: ``grades.csv`` (every submission found), and the LMS gradebooks a teacher
+imports as they are, Canvas's (``canvas.csv``) and Moodle's (``moodle.csv``), from a class's
+totals and, when given, the roster exported from Canvas.
+
+``grades.csv``: columns ``id,total,max,<one per exercise slug>,late,status``. An exercise that
+was not submitted scores ``0`` (the points earned, and what the total counts); the ``status``
+cell says ``graded; not submitted: <slugs>`` (and names the files that ``could not be
+loaded``). An exercise absent from a result (graded with another ``--exercises`` selection)
+is an empty cell. A rejected submission is a row with every score cell empty and ``status`` =
+``not graded: <reason>``: an LMS import leaves it ungraded rather than 0; a submission an
+interrupted run had not graded is ``pending``. Rows are sorted by id in natural order (``s2``
+before ``s10``). A text cell starting with ``= + - @`` gets a leading ``'`` so a spreadsheet
+never evaluates it. UTF-8 without BOM, CRLF line ends (RFC 4180).
 
 Canvas imports a CSV whose first columns identify the student (Student, ID, SIS User ID, SIS
 Login ID, Section: the same as its gradebook export) and treats every other column as an
@@ -19,7 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import numbers
 from grader.files import atomic_write_text
+
+from .plain import entry_get, natural_key
 
 IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Root Account",
             "Section")
@@ -154,3 +168,53 @@ def write_moodle_csv(path: Path, title: str, totals: dict[str, str], roster: Ros
     else:
         rows += [[p.id, "", totals.get(p.id, "")] for p in people]
     atomic_write_text(path, _csv(rows))
+
+
+
+def _csv_text(value: str) -> str:
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
+                     rejected: list, pending: Iterable[str] = (),
+                     late: Iterable[str] = ()) -> None:
+    """Write the gradebook CSV: ``id,total,max,<exercise slugs...>,late,status``, by id.
+
+    One row per submission found: graded (status ``graded``), rejected (empty scores, status
+    ``not graded: <reason>``) or ``pending`` (an interrupted run had not graded it yet, so a
+    partial file says it is partial). ``late``: the ids whose upload was marked late (no
+    penalty is computed: the LMS does that). See the module docstring for blanks and zeros.
+    """
+    late = set(late)
+    rows: list[tuple[tuple, list[str]]] = []
+    for r in results:
+        by_slug = {e["exercise"]: e for e in r.get("exercises", [])}
+        cells, missing, broken = [], [], []
+        for slug in exercises:
+            e = by_slug.get(slug)
+            cells.append("" if e is None else numbers.points(e.get("score", 0)))
+            if e is not None and e.get("status") == "not_submitted":
+                missing.append(slug)
+            elif e is not None and e.get("status") == "error":
+                broken.append(slug)
+        status = "graded" + (f"; not submitted: {', '.join(missing)}" if missing else "")
+        status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
+        sid = str(r.get("submission", ""))
+        rows.append((natural_key(sid), [_csv_text(sid), numbers.points(r.get("score", 0)),
+                                        numbers.points(r.get("max_score", 0)), *cells,
+                                        "late" if sid in late else "", status]))
+    for entry in rejected:
+        sid = str(entry_get(entry, "id"))
+        reason = " ".join(str(entry_get(entry, "reason") or "unknown reason").split())
+        rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+                                        "late" if sid in late else "",
+                                        _csv_text(f"not graded: {reason}")]))
+    for sid in pending:
+        rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+                                        "late" if sid in late else "", "pending"]))
+    rows.sort(key=lambda kv: kv[0])
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(["id", "total", "max", *exercises, "late", "status"])
+    writer.writerows(row for _, row in rows)
+    atomic_write_text(path, buf.getvalue())

@@ -18,10 +18,11 @@ import jinja2
 from markupsafe import Markup, escape
 
 from grader import catalog, numbers
-from grader.bulk.exports import atomic_write_text, entry_get, natural_key
-from grader.files import make_dir
+from grader.files import atomic_write_text, make_dir
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "report" / "templates"
+from .plain import entry_get, natural_key
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 N_BINS = 10
 TOP_MISTAKES = 8
 
