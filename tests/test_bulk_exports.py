@@ -21,6 +21,7 @@ from conftest import reference_variant
 from markupsafe import escape
 
 from grader import catalog, numbers
+from grader.engine.results import from_dict
 from grader.engine.runner import grade
 from grader.report import class_html as class_report
 from grader.report import gradebooks, gradescope, junit
@@ -67,8 +68,10 @@ def graded(tmp_path_factory) -> dict:
     rejected = [{"id": "s04-frank", "reason": "corrupt zip: bad CRC-32 for grid_local_mask.py",
                  "source": "s04-frank.zip"},
                 SimpleNamespace(id="s05-gus", reason=f"not UTF-8 {HOSTILE}", source="s05-gus")]
-    return {"results": results, "rejected": rejected,
-            "by_id": {r["submission"]: r for r in results}}
+    models = [from_dict(r) for r in results]  # what the writers read: the result model
+    return {"results": results, "rejected": rejected, "models": models,
+            "by_id": {r["submission"]: r for r in results},
+            "model_by_id": {m.submission: m for m in models}}
 
 
 def _no_temp_files(folder: Path) -> bool:
@@ -88,7 +91,7 @@ def test_points(value, text):
 
 def test_grades_csv(graded, tmp_path):
     path = tmp_path / "grades.csv"
-    gradebooks.write_grades_csv(path, graded["results"], EXERCISES, graded["rejected"])
+    gradebooks.write_grades_csv(path, graded["models"], EXERCISES, graded["rejected"])
     raw = path.read_bytes()
     raw.decode("utf-8")  # strict UTF-8
     with path.open(newline="", encoding="utf-8") as f:
@@ -127,7 +130,7 @@ def test_grades_csv(graded, tmp_path):
 def test_grades_csv_edge_cases(graded, tmp_path):
     path = tmp_path / "grades.csv"
     # An exercise column this run did not grade is blank; a formula-like id is neutralised.
-    alice = copy.deepcopy(graded["by_id"]["s01-alice"])
+    alice = copy.deepcopy(graded["model_by_id"]["s01-alice"])
     gradebooks.write_grades_csv(path, [alice], [GRID, "attention_rollout"],
                              [{"id": "=HYPERLINK(1)", "reason": "x", "source": ""}])
     with path.open(newline="", encoding="utf-8") as f:
@@ -143,7 +146,7 @@ def test_grades_csv_edge_cases(graded, tmp_path):
 
 def test_gradescope_json_is_valid(graded, tmp_path):
     for r in graded["results"]:
-        data = gradescope.gradescope_json(r)
+        data = gradescope.gradescope_json(from_dict(r))
         assert gradescope.validate_gradescope(data) == [], r["submission"]
         assert data["score"] == pytest.approx(r["score"])
         assert sum(t["max_score"] for t in data["tests"]) == pytest.approx(r["max_score"])
@@ -153,35 +156,35 @@ def test_gradescope_json_is_valid(graded, tmp_path):
         n = sum(len(e["tests"]) for e in r["exercises"])
         assert len(data["tests"]) == n
         json.dumps(data, allow_nan=False)
-    alice = gradescope.gradescope_json(graded["by_id"]["s01-alice"])
+    alice = gradescope.gradescope_json(graded["model_by_id"]["s01-alice"])
     assert alice["tests"][0]["name"] == f"{GRID}: square_grid_radius_1"
     assert alice["tests"][0]["visibility"] == "visible"  # public test
     assert {t["visibility"] for t in alice["tests"][1:]} >= {"after_due_date"}
     assert all(t["status"] == "passed" for t in alice["tests"])
     assert alice["output"].startswith("Score 18/18")
 
-    carol = gradescope.gradescope_json(graded["by_id"]["s10-carol"])
+    carol = gradescope.gradescope_json(graded["model_by_id"]["s10-carol"])
     first = carol["tests"][0]
     assert first["status"] == "failed" and first["score"] == 0
     assert "Known mistake (manhattan window)" in first["output"]
     assert "Hint: " in first["output"]
-    bob = gradescope.gradescope_json(graded["by_id"]["s02-bob"], hidden_visibility="visible")
+    bob = gradescope.gradescope_json(graded["model_by_id"]["s02-bob"], hidden_visibility="visible")
     assert {t["visibility"] for t in bob["tests"]} == {"visible"}
     assert f"Not submitted: {SHAPE}" in bob["output"]
-    erin = gradescope.gradescope_json(graded["by_id"]["s11-erin"])
+    erin = gradescope.gradescope_json(graded["model_by_id"]["s11-erin"])
     assert erin["tests"][0]["extra_data"]["grader_status"] == "error"
     assert "[error]" in erin["tests"][0]["output"]
     with pytest.raises(ValueError):
-        gradescope.gradescope_json(graded["by_id"]["s01-alice"], hidden_visibility="secret")
+        gradescope.gradescope_json(graded["model_by_id"]["s01-alice"], hidden_visibility="secret")
 
     path = tmp_path / "gradescope.json"
-    gradescope.write_gradescope_json(path, graded["by_id"]["s10-carol"])
+    gradescope.write_gradescope_json(path, graded["model_by_id"]["s10-carol"])
     assert json.loads(path.read_text()) == carol
     assert _no_temp_files(tmp_path)
 
 
 def test_validate_gradescope_rejects_broken_data(graded):
-    data = gradescope.gradescope_json(graded["by_id"]["s10-carol"])
+    data = gradescope.gradescope_json(graded["model_by_id"]["s10-carol"])
     broken = copy.deepcopy(data)
     broken["score"] = math.nan
     broken["colour"] = "red"
@@ -208,7 +211,7 @@ def test_validate_gradescope_rejects_broken_data(graded):
 
 def test_junit_xml(graded, tmp_path):
     path = tmp_path / "junit.xml"
-    junit.write_junit(path, graded["results"], graded["rejected"])
+    junit.write_junit(path, graded["models"], graded["rejected"])
     root = ET.parse(path).getroot()
     assert root.tag == "testsuites"
     suites = root.findall("testsuite")
@@ -262,7 +265,7 @@ def test_junit_xml(graded, tmp_path):
 @pytest.fixture(scope="module")
 def page(graded) -> str:
     return class_report.render_class_report(
-        graded["results"], graded["rejected"], title="ViT practice — week 3",
+        graded["models"], graded["rejected"], title="ViT practice — week 3",
         layout="folder of folders", generated="2025-01-01 12:00")
 
 
@@ -279,7 +282,7 @@ def test_class_report_content(graded, page):
     assert positions == sorted(positions)
     assert "folder of folders" in page and "ViT practice — week 3" in page
 
-    ctx = class_report.class_report_context(graded["results"], graded["rejected"])
+    ctx = class_report.class_report_context(graded["models"], graded["rejected"])
     grid = next(ex for ex in ctx["exercises"] if ex["slug"] == GRID)
     first = grid["tests"][0]
     assert first["name"] == "square_grid_radius_1"
@@ -304,7 +307,7 @@ def test_class_report_content(graded, page):
 
 
 def test_class_report_histogram(graded):
-    ctx = class_report.class_report_context(graded["results"], [])
+    ctx = class_report.class_report_context(graded["models"], [])
     counts = ctx["hist"]["counts"]
     assert len(counts) == 10 and sum(counts) == len(graded["results"])
     assert counts[9] >= 1  # alice's 100% lands in the last bin
@@ -338,7 +341,7 @@ def test_junit_xml_validates_against_the_consumers_rules(graded, tmp_path):
 
     schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "junit-rules.xsd"))
     path = tmp_path / "junit.xml"
-    junit.write_junit(path, graded["results"], graded["rejected"])
+    junit.write_junit(path, graded["models"], graded["rejected"])
     schema.validate(str(path))  # raises, saying where, when it does not fit
     bad = tmp_path / "bad.xml"
     bad.write_text('<testsuites skipped="1"><testsuite name="x" tests="0" failures="0" '

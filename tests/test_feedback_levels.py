@@ -210,11 +210,10 @@ def graded_run(tmp_path_factory):
         mp.undo()
     out = base / "out"
     write_report(result, out)
-    data = result.to_dict()
-    gradescope.write_gradescope_json(out / "gradescope.json", data)
-    junit.write_junit(out / "junit.xml", [data], [])
+    gradescope.write_gradescope_json(out / "gradescope.json", result)
+    junit.write_junit(out / "junit.xml", [result], [])
     (out / "class.html").write_text(class_html.render_class_report(
-        [data], [], title="t", layout="l", generated="g"))
+        [result], [], title="t", layout="l", generated="g"))
     stream = io.StringIO()
     printer = terminal.Printer(stream=stream, verbosity=2)
     for ex in result.exercises:

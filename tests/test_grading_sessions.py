@@ -75,9 +75,9 @@ def test_a_pool_process_that_dies_loses_only_its_submission(tmp_path, monkeypatc
                              exercises=["grid_local_mask"], device="cpu", out=tmp_path / "out",
                              workers=2, force=True)
     assert outcome.failures == [("b", "the grading process died (exit code 7)")]
-    assert outcome.graded == 4 and [r["submission"] for r in outcome.results] == \
+    assert outcome.graded == 4 and [r.submission for r in outcome.results] == \
         ["a", "c", "d", "e"]
-    assert all(r["score"] == r["max_score"] for r in outcome.results)
+    assert all(r.score == r.max_score for r in outcome.results)
     assert not (tmp_path / "out" / "b").exists()
 
 

@@ -186,7 +186,9 @@ def test_the_gradescope_bundle_grades_the_assignment(made, tmp_path):
     assert {"setup.sh", "run_autograder", "assignment.toml"} <= names
     assert any(n.startswith("grader/suites/test_") for n in names)  # hidden suites: teachers'
     (root / "venv/bin").mkdir(parents=True)
-    (root / "venv/bin/python").symlink_to(sys.executable)  # setup.sh's venv, stood in for
+    stand_in = root / "venv/bin/python"  # setup.sh's venv, stood in for by this one
+    stand_in.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    stand_in.chmod(0o755)
     (root / "results").mkdir()
     (root / "submission").symlink_to(_student_files(tmp_path / "sub", True))
     os.chmod(root / "source/run_autograder", 0o755)

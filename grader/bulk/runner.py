@@ -24,6 +24,7 @@ from typing import Any
 
 from grader import catalog
 from grader.engine.policy import Policy
+from grader.engine.results import SubmissionResult, from_dict
 from grader.files import make_dir
 
 from .layouts import Submission
@@ -33,7 +34,7 @@ CACHE_KEY = "cache_key"
 
 @dataclass
 class BulkOutcome:
-    results: list[dict[str, Any]] = field(default_factory=list)
+    results: list[SubmissionResult] = field(default_factory=list)  # sorted by id
     graded: int = 0
     cached: int = 0
     interrupted: bool = False
@@ -59,12 +60,12 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get(CACHE_KEY) == key else None
 
 
-def _write_folder(data: dict[str, Any], result: Any, folder: Path, key: str) -> None:
+def _write_folder(result: Any, folder: Path, key: str) -> None:
     from grader.report.gradescope import write_gradescope_json
     from grader.report.html import write_report
 
     make_dir(folder)
-    write_gradescope_json(folder / "gradescope.json", data)
+    write_gradescope_json(folder / "gradescope.json", result)
     write_report(result, folder, extra={CACHE_KEY: key})
 
 
@@ -73,7 +74,6 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
     """A pool process: one pytest session (suites collected once) grades each submission
     it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
     ``None`` ends it."""
-    from grader.engine.results import SubmissionResult
     from grader.engine.runner import Job, grade_each
     from grader.sandbox.harness.confine import die_with_parent
 
@@ -115,7 +115,7 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
             return
         data = {**outcome.to_dict(), CACHE_KEY: key}
         try:
-            _write_folder(data, outcome, Path(out) / sub_id, key)
+            _write_folder(outcome, Path(out) / sub_id, key)
         except Exception as exc:  # noqa: BLE001 - the report could not be written
             send((sub_id, None, f"{type(exc).__name__}: {exc}"))
             return
@@ -141,7 +141,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         key = cache_key(sub, exercises, device, budget_s, policy)
         hit = None if force else cached_result(out, sub.id, key)
         if hit is not None:
-            by_id[sub.id] = hit
+            by_id[sub.id] = from_dict(hit)
             outcome.cached += 1
             if on_done:
                 on_done(sub.id, True)
@@ -160,7 +160,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
             if error is not None:
                 outcome.failures.append((sub_id, error))
             else:
-                by_id[sub_id] = data
+                by_id[sub_id] = from_dict(data)
                 outcome.graded += 1
             if on_done:
                 on_done(sub_id, False)

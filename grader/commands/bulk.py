@@ -35,20 +35,20 @@ def _read_roster(path: Path | None):
     return read_option_file(path, read_roster, RosterError)
 
 
-def _gradebooks(out: Path, title: str, results: list[dict], submissions: list, roster,
+def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
                 task, late: list[str]) -> list[str]:
     """Write canvas.csv (with a roster, or from a Canvas download's user ids) and moodle.csv;
     return the sentences the summary and the class report must show."""
     from grader.numbers import points
     from grader.report.gradebooks import Person, write_canvas_csv, write_moodle_csv
 
-    totals = {r["submission"]: points(r.get("score", 0)) for r in results}
+    totals = {r.submission: points(r.score) for r in results}
     if task is not None:
         from grader import catalog
 
         most = sum(task.points.get(s, catalog.get(s).points) for s in task.exercises)
     else:
-        most = max((r.get("max_score", 0) for r in results), default=0)
+        most = max((r.max_score for r in results), default=0)
     people = [Person(s.id, s.lms_id, s.lms_name, s.late) for s in submissions]
     notices = []
     if late:
@@ -162,7 +162,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
                          source="") for i, why in outcome.failures]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    done = {r["submission"] for r in outcome.results} | {e.id for e in rejected}
+    done = {r.submission for r in outcome.results} | {e.id for e in rejected}
     pending = [s.id for s in found.submissions if s.id not in done]
     late = [s.id for s in found.submissions if s.late]
     notices = _gradebooks(out, title, outcome.results, found.submissions, students,
@@ -176,7 +176,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     junit.write_junit(out / "junit.xml", outcome.results, rejected)
     for notice in notices:
         click.echo(notice, err=True)
-    totals = [r["score"] / r["max_score"] for r in outcome.results if r.get("max_score")]
+    totals = [r.score / r.max_score for r in outcome.results if r.max_score]
     mean = f" · mean {100 * sum(totals) / len(totals):.0f}%" if totals else ""
     click.echo(scope, err=True)
     click.echo(f"Graded {outcome.graded}, {outcome.cached} from cache, {len(rejected)} not "

@@ -179,6 +179,6 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
     if gradescope:
         from grader.report.gradescope import write_gradescope_json
 
-        write_gradescope_json(gradescope_out, result.to_dict())
+        write_gradescope_json(gradescope_out, result)
         click.echo(f"Gradescope results: {gradescope_out}", err=True)
     sys.exit(EXIT_OK if result.all_passed else EXIT_FAILED)

@@ -1,9 +1,9 @@
 """The class report: one self-contained HTML page over a whole class's results.
 
-Input: result dicts exactly as in a ``results.json`` (``SubmissionResult.to_dict()``) and
-"rejected" entries (mappings or objects with ``id``, ``reason``, ``source``). Output: a page
-with no network references (inline CSS, inline SVG, a small inline script) that reads fully
-without JavaScript; the script only makes the submissions table sortable by its headers.
+Input: the results (the result model, ``SubmissionResult``) and "rejected" entries (mappings
+or objects with ``id``, ``reason``, ``source``). Output: a page with no network references
+(inline CSS, inline SVG, a small inline script) that reads fully without JavaScript; the
+script only makes the submissions table sortable by its headers.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from grader import catalog, numbers
+from grader.engine.results import ExerciseResult, SubmissionResult
 from grader.files import atomic_write_text, make_dir
 
 from .plain import entry_get, natural_key
@@ -72,37 +73,36 @@ def _histogram(pcts: list[float]) -> dict[str, Any]:
             "y_ticks": y_ticks, "counts": counts}
 
 
-def _exercise_order(results: list[dict]) -> list[tuple[str, str, float]]:
+def _exercise_order(results: list[SubmissionResult]) -> list[tuple[str, str, float]]:
     """(slug, title, max) of every exercise in the results: catalog order, then first seen."""
     seen: dict[str, tuple[str, float]] = {}
     for r in results:
-        for e in r.get("exercises", []):
-            if e["exercise"] not in seen:
-                seen[e["exercise"]] = (e.get("title") or e["exercise"],
-                                       float(e.get("max_score", 0)))
+        for e in r.exercises:
+            if e.exercise not in seen:
+                seen[e.exercise] = (e.title or e.exercise, e.max_score)
     known = list(catalog.load())
     order = sorted(seen, key=lambda s: (known.index(s) if s in known else len(known),
                                         list(seen).index(s)))
     return [(s, seen[s][0], seen[s][1]) for s in order]
 
 
-def _cell(e: dict | None) -> dict[str, Any]:
+def _cell(e: ExerciseResult | None) -> dict[str, Any]:
     if e is None:
         return {"text": "", "sort": -2, "cls": "na", "title": "not graded in this run"}
-    if e.get("status") == "not_submitted":
+    if e.status == "not_submitted":
         return {"text": "—", "sort": -1, "cls": "ns", "title": "not submitted"}
-    score, max_score = float(e.get("score", 0)), float(e.get("max_score", 0))
+    score, max_score = e.score, e.max_score
     p = numbers.percent(score, max_score, 6)
     cls = "full" if score >= max_score > 0 else ("zero" if score <= 0 else "part")
-    title = f"{numbers.points(score)}/{numbers.points(max_score)} · {e.get('status', '')}"
-    if e.get("status") == "error":
+    title = f"{numbers.points(score)}/{numbers.points(max_score)} · {e.status}"
+    if e.status == "error":
         cls += " err"
-        title += f": {e.get('message', '')}"
+        title += f": {e.message}"
     return {"text": numbers.points(score), "sort": p, "cls": cls, "title": title}
 
 
 def _exercise_stats(slug: str, title: str, max_score: float,
-                    results: list[dict]) -> dict[str, Any]:
+                    results: list[SubmissionResult]) -> dict[str, Any]:
     """Pass rates, mean score and known mistakes of one exercise over the class."""
     submitted = passed = 0
     not_submitted = 0
@@ -113,32 +113,32 @@ def _exercise_stats(slug: str, title: str, max_score: float,
     mistake_msg: dict[str, str] = {}
     hints: dict[str, str] = {}
     for k, r in enumerate(results):
-        e = next((x for x in r.get("exercises", []) if x["exercise"] == slug), None)
+        e = next((x for x in r.exercises if x.exercise == slug), None)
         if e is None:
             continue
-        if e.get("status") == "not_submitted":
+        if e.status == "not_submitted":
             not_submitted += 1
             continue
         submitted += 1
-        passed += e.get("status") == "passed"
-        scores.append(float(e.get("score", 0)))
-        for t in e.get("tests", []):
-            s = tests.setdefault(t["name"], {
-                "name": t["name"], "visibility": t.get("visibility", ""),
-                "description": t.get("description", ""), "graded": 0, "passed": 0,
+        passed += e.status == "passed"
+        scores.append(e.score)
+        for t in e.tests:
+            s = tests.setdefault(t.name, {
+                "name": t.name, "visibility": t.visibility,
+                "description": t.description, "graded": 0, "passed": 0,
                 "other": Counter(), "mistakes": Counter()})
             s["graded"] += 1
-            if t.get("status") == "passed":
+            if t.status == "passed":
                 s["passed"] += 1
             else:
-                s["other"][t.get("status", "failed")] += 1
-            if t.get("hint") and t["name"] not in hints:
-                hints[t["name"]] = t["hint"]
-            if m := t.get("mistake"):
+                s["other"][t.status] += 1
+            if t.hint and t.name not in hints:
+                hints[t.name] = t.hint
+            if m := t.mistake:
                 s["mistakes"][m] += 1
                 mistake_subs[m].add(k)
-                mistake_tests[m][t["name"]] += 1
-                mistake_msg.setdefault(m, t.get("mistake_message", ""))
+                mistake_tests[m][t.name] += 1
+                mistake_msg.setdefault(m, t.mistake_message)
     test_rows = []
     for s in tests.values():
         test_rows.append({
@@ -163,23 +163,23 @@ def _exercise_stats(slug: str, title: str, max_score: float,
         "tests": test_rows, "mistakes": mistakes}
 
 
-def class_report_context(results: list[dict], rejected: list) -> dict[str, Any]:
+def class_report_context(results: list[SubmissionResult], rejected: list) -> dict[str, Any]:
     """Everything the template shows, computed from the results (also handy for tests)."""
-    results = sorted(results, key=lambda r: natural_key(str(r.get("submission", ""))))
+    results = sorted(results, key=lambda r: natural_key(str(r.submission)))
     columns = _exercise_order(results)
     rows, missing, pcts = [], [], []
     for k, r in enumerate(results):
-        sid = str(r.get("submission", ""))
-        by_slug = {e["exercise"]: e for e in r.get("exercises", [])}
-        score, max_score = float(r.get("score", 0)), float(r.get("max_score", 0))
+        sid = str(r.submission)
+        by_slug = {e.exercise: e for e in r.exercises}
+        score, max_score = r.score, r.max_score
         pcts.append(numbers.percent(score, max_score, 6))
         rows.append({"id": sid, "href": submission_href(sid), "order": k, "score": score,
                      "max": max_score, "pct": numbers.percent(score, max_score, 6),
                      "level": numbers.level(score, max_score),
                      "cells": [_cell(by_slug.get(slug)) for slug, _, _ in columns]})
-        not_sub = [s for s, e in by_slug.items() if e.get("status") == "not_submitted"]
-        errored = [(s, e.get("message", "")) for s, e in by_slug.items()
-                   if e.get("status") == "error"]
+        not_sub = [s for s, e in by_slug.items() if e.status == "not_submitted"]
+        errored = [(s, e.message) for s, e in by_slug.items()
+                   if e.status == "error"]
         if not_sub or errored:
             missing.append({"id": sid, "href": submission_href(sid), "not_submitted": not_sub,
                             "errored": errored})
@@ -206,7 +206,7 @@ def class_report_context(results: list[dict], rejected: list) -> dict[str, Any]:
             "missing": missing}
 
 
-def render_class_report(results: list[dict], rejected: list, *, title: str, layout: str,
+def render_class_report(results: list[SubmissionResult], rejected: list, *, title: str, layout: str,
                         generated: str, scope: str = "", notices: list[str] = ()) -> str:
     """The class report as one self-contained HTML page (no network, readable without JS).
 
@@ -222,7 +222,8 @@ def render_class_report(results: list[dict], rejected: list, *, title: str, layo
         breakable=_breakable, **ctx)
 
 
-def write_class_report(out_dir: Path, results: list[dict], rejected: list, **kw: Any) -> Path:
+def write_class_report(out_dir: Path, results: list[SubmissionResult], rejected: list,
+                       **kw: Any) -> Path:
     """Render the class report (``kw``: ``title``, ``layout``, ``generated``, ``scope``) and write
     ``out_dir/index.html`` atomically; return its path."""
     make_dir(out_dir)

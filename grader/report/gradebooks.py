@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import numbers
+from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
 
 from .plain import entry_get, natural_key
@@ -175,7 +176,7 @@ def _csv_text(value: str) -> str:
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
-def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
+def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: list[str],
                      rejected: list, pending: Iterable[str] = (),
                      late: Iterable[str] = ()) -> None:
     """Write the gradebook CSV: ``id,total,max,<exercise slugs...>,late,status``, by id.
@@ -188,20 +189,20 @@ def write_grades_csv(path: Path, results: list[dict], exercises: list[str],
     late = set(late)
     rows: list[tuple[tuple, list[str]]] = []
     for r in results:
-        by_slug = {e["exercise"]: e for e in r.get("exercises", [])}
+        by_slug = {e.exercise: e for e in r.exercises}
         cells, missing, broken = [], [], []
         for slug in exercises:
             e = by_slug.get(slug)
-            cells.append("" if e is None else numbers.points(e.get("score", 0)))
-            if e is not None and e.get("status") == "not_submitted":
+            cells.append("" if e is None else numbers.points(e.score))
+            if e is not None and e.status == "not_submitted":
                 missing.append(slug)
-            elif e is not None and e.get("status") == "error":
+            elif e is not None and e.status == "error":
                 broken.append(slug)
         status = "graded" + (f"; not submitted: {', '.join(missing)}" if missing else "")
         status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
-        sid = str(r.get("submission", ""))
-        rows.append((natural_key(sid), [_csv_text(sid), numbers.points(r.get("score", 0)),
-                                        numbers.points(r.get("max_score", 0)), *cells,
+        sid = str(r.submission)
+        rows.append((natural_key(sid), [_csv_text(sid), numbers.points(r.score),
+                                        numbers.points(r.max_score), *cells,
                                         "late" if sid in late else "", status]))
     for entry in rejected:
         sid = str(entry_get(entry, "id"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
+from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
 
 from .plain import test_text
@@ -33,7 +34,8 @@ GRADESCOPE_TEST_KEYS = frozenset({"score", "max_score", "status", "name", "name_
                                   "extra_data"})
 
 
-def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") -> dict:
+def gradescope_json(result: SubmissionResult, *,
+                    hidden_visibility: str = "after_due_date") -> dict:
     """One submission's result in Gradescope's autograder ``results.json`` format.
 
     Top level: ``score``, ``execution_time`` (s), ``output`` (a summary, with the maximum),
@@ -49,29 +51,29 @@ def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") 
     n_passed = n_tests = 0
     notes: list[str] = []
     missing: list[str] = []
-    for i, e in enumerate(result.get("exercises", []), start=1):
-        if e.get("status") == "not_submitted":
-            missing.append(e["exercise"])
-        elif e.get("message"):
-            notes.append(f"{e['exercise']}: {e['message']}")
-        for j, t in enumerate(e.get("tests", []), start=1):
+    for i, e in enumerate(result.exercises, start=1):
+        if e.status == "not_submitted":
+            missing.append(e.exercise)
+        elif e.message:
+            notes.append(f"{e.exercise}: {e.message}")
+        for j, t in enumerate(e.tests, start=1):
             n_tests += 1
-            n_passed += t.get("status") == "passed"
+            n_passed += t.status == "passed"
             tests.append({
-                "name": f"{e['exercise']}: {t['name']}",
+                "name": f"{e.exercise}: {t.name}",
                 "number": f"{i}.{j}",
-                "score": float(t.get("score", 0)),
-                "max_score": float(t.get("max_score", 0)),
-                "status": "passed" if t.get("status") == "passed" else "failed",
+                "score": t.score,
+                "max_score": t.max_score,
+                "status": "passed" if t.status == "passed" else "failed",
                 "output": test_text(t),
                 "output_format": "text",
-                "visibility": "visible" if t.get("visibility") == "public"
+                "visibility": "visible" if t.visibility == "public"
                 else hidden_visibility,
-                "extra_data": {"exercise": e["exercise"], "test": t["name"],
-                               "grader_status": t.get("status"), "mistake": t.get("mistake"),
-                               "duration_s": t.get("duration_s", 0.0)},
+                "extra_data": {"exercise": e.exercise, "test": t.name,
+                               "grader_status": str(t.status), "mistake": t.mistake,
+                               "duration_s": t.duration_s},
             })
-    score, max_score = float(result.get("score", 0)), float(result.get("max_score", 0))
+    score, max_score = result.score, result.max_score
     summary = [f"Score {numbers.points(score)}/{numbers.points(max_score)} · "
                f"{n_passed} of {n_tests} tests passed"]
     if missing:
@@ -79,7 +81,7 @@ def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") 
     summary += notes
     return {
         "score": score,
-        "execution_time": round(float(result.get("duration_s", 0.0)), 3),
+        "execution_time": round(result.duration_s, 3),
         "output": "\n".join(summary),
         "output_format": "text",
         "visibility": "visible",
@@ -87,7 +89,7 @@ def gradescope_json(result: dict, *, hidden_visibility: str = "after_due_date") 
     }
 
 
-def write_gradescope_json(path: Path, result: dict, **kw: Any) -> None:
+def write_gradescope_json(path: Path, result: SubmissionResult, **kw: Any) -> None:
     """Write ``gradescope_json(result, **kw)`` to ``path`` atomically (strict JSON, no NaN)."""
     data = gradescope_json(result, **kw)
     atomic_write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +60,19 @@ def render(result: SubmissionResult) -> str:
         diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS)
 
 
+def write_html(path: Path, result: SubmissionResult) -> None:
+    """Write the report page of ``result`` to ``path`` atomically."""
+    atomic_write_text(path, render(result))
+
+
 def write_report(result: SubmissionResult, report_dir: Path,
                  extra: dict[str, Any] | None = None) -> Path:
-    """Write ``index.html`` and ``results.json`` (plus ``extra`` fields) into ``report_dir``.
+    """A submission's report folder: ``index.html`` (this module) and ``results.json``
+    (``results_json.py``, plus ``extra`` fields), each written atomically. Returns the HTML
+    path."""
+    from .results_json import write_results_json
 
-    Both files are written atomically (a temporary file renamed). Returns the HTML path.
-    """
     make_dir(report_dir)
-    index = report_dir / "index.html"
-    data = {**result.to_dict(), **(extra or {})}
-    atomic_write_text(report_dir / "results.json",
-                      json.dumps(data, indent=2, allow_nan=False) + "\n")
-    atomic_write_text(index, render(result))
-    return index
+    write_results_json(report_dir / "results.json", result, extra)
+    write_html(report_dir / "index.html", result)
+    return report_dir / "index.html"

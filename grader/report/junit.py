@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
+from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_bytes
 
-from .plain import ERROR_STATUSES, entry_get, natural_key, test_reason, test_text
+from .plain import ERROR_STATUSES, entry_get, natural_key, test_text
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
 _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -40,7 +41,7 @@ def _set_counts(elem: ET.Element, counts: dict[str, float]) -> None:
     elem.set("time", f"{counts['time']:.3f}")
 
 
-def write_junit(path: Path, results: list[dict], rejected: list) -> None:
+def write_junit(path: Path, results: list[SubmissionResult], rejected: list) -> None:
     """Write JUnit XML: one ``<testsuite>`` per submission, one ``<testcase>`` per test.
 
     ``classname`` is ``SUBMISSION.EXERCISE``, ``name`` the test, ``time`` its duration. Counts
@@ -53,32 +54,32 @@ def write_junit(path: Path, results: list[dict], rejected: list) -> None:
     total = dict.fromkeys(("tests", "failures", "errors", "time"), 0.0)
     suites: list[tuple[tuple, ET.Element]] = []
     for r in results:
-        sid = str(r.get("submission", ""))
+        sid = str(r.submission)
         suite = ET.Element("testsuite", name=_x(sid))
         counts = dict.fromkeys(total, 0.0)
         props = ET.SubElement(suite, "properties")
         for key in ("score", "max_score"):
-            ET.SubElement(props, "property", name=key, value=numbers.points(r.get(key, 0)))
-        for e in r.get("exercises", []):
-            if e.get("status") == "not_submitted":
+            ET.SubElement(props, "property", name=key, value=numbers.points(getattr(r, key)))
+        for e in r.exercises:
+            if e.status == "not_submitted":
                 continue
-            for t in e.get("tests", []):
-                duration = float(t.get("duration_s") or 0.0)
-                case = ET.SubElement(suite, "testcase", classname=_x(f"{sid}.{e['exercise']}"),
-                                     name=_x(t["name"]), time=f"{duration:.3f}")
+            for t in e.tests:
+                duration = t.duration_s
+                case = ET.SubElement(suite, "testcase", classname=_x(f"{sid}.{e.exercise}"),
+                                     name=_x(t.name), time=f"{duration:.3f}")
                 counts["tests"] += 1
                 counts["time"] += duration
-                status = t.get("status")
+                status = t.status
                 if status == "passed":
                     pass
                 elif status in ERROR_STATUSES:
                     err = ET.SubElement(case, "error", type=status,
-                                        message=_x(_one_line(test_reason(t) or status)))
+                                        message=_x(_one_line(t.reason or status)))
                     err.text = _x(test_text(t))
                     counts["errors"] += 1
                 else:
                     fail = ET.SubElement(case, "failure", type=str(status or "failed"),
-                                         message=_x(_one_line(test_reason(t) or "failed")))
+                                         message=_x(_one_line(t.reason or "failed")))
                     fail.text = _x(test_text(t))
                     counts["failures"] += 1
         _set_counts(suite, counts)

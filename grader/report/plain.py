@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from grader.engine.results import TestResult
+
 ERROR_STATUSES = ("error", "timeout", "crashed")
 OUTPUT_CAP = 2000  # characters of a test's captured output kept in exports
 
@@ -27,36 +29,26 @@ def natural_key(text: str) -> tuple:
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), text
 
 
-def test_reason(test: Mapping[str, Any]) -> str:
-    """The message without the known-mistake sentence (as ``TestResult.reason``)."""
-    message, mistake = test.get("message") or "", test.get("mistake_message") or ""
-    if mistake and message.endswith(". " + mistake):
-        return message[: -len(mistake) - 2]
-    return message
-
-
-def test_text(test: Mapping[str, Any]) -> str:
+def test_text(test: TestResult) -> str:
     """Plain-text feedback of one test: why, the known mistake, the hint, notes, traceback."""
-    if test.get("status") == "passed":
-        lines = [test.get("description") or "passed"]
-        lines += list(test.get("notes") or [])
-        return "\n".join(lines)
+    if test.status == "passed":
+        return "\n".join([test.description or "passed", *test.notes])
     lines = []
-    if test.get("status") in ERROR_STATUSES:
-        lines.append(f"[{test['status']}]")
-    if reason := test_reason(test):
-        lines.append(reason)
-    if test.get("mistake"):
-        name = str(test["mistake"]).replace("_", " ")
-        lines.append(f"Known mistake ({name}): {test.get('mistake_message') or ''}".rstrip())
-    if test.get("kind_hint") and not test.get("mistake"):
-        lines.append(f"What this kind of failure usually means: {test['kind_hint']}")
-    if test.get("hint"):
-        lines.append(f"Hint: {test['hint']}")
-    lines += list(test.get("notes") or [])
-    if test.get("traceback"):
-        lines.append("In your code:\n" + "\n".join(test["traceback"]))
-    if output := test.get("output") or "":
+    if test.status in ERROR_STATUSES:
+        lines.append(f"[{test.status}]")
+    if test.reason:
+        lines.append(test.reason)
+    if test.mistake:
+        name = str(test.mistake).replace("_", " ")
+        lines.append(f"Known mistake ({name}): {test.mistake_message}".rstrip())
+    if test.kind_hint and not test.mistake:
+        lines.append(f"What this kind of failure usually means: {test.kind_hint}")
+    if test.hint:
+        lines.append(f"Hint: {test.hint}")
+    lines += test.notes
+    if test.traceback:
+        lines.append("In your code:\n" + "\n".join(test.traceback))
+    if output := test.output:
         if len(output) > OUTPUT_CAP:
             output = output[:OUTPUT_CAP] + f"\n... ({len(output) - OUTPUT_CAP} more characters)"
         lines.append("Captured output:\n" + output)
