@@ -23,6 +23,8 @@ import numpy as np
 
 from grader.numbers import json_number
 
+from .results import ComparisonFigure, CurveFigure
+
 MAX_CELLS = 48          # per axis of a heatmap
 MAX_LINE_POINTS = 120   # of a 1-D comparison
 MAX_CURVE_POINTS = 400  # per series of a curve
@@ -77,7 +79,7 @@ def _difference(act: np.ndarray, exp: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(d) | same, d, np.nan)
 
 
-def from_comparison(cmp: Any, *, hidden: bool, title: str) -> dict[str, Any] | None:
+def from_comparison(cmp: Any, *, hidden: bool, title: str) -> ComparisonFigure | None:
     """The payload of a failing comparison whose arrays were kept (None: nothing to draw)."""
     act, exp = cmp.actual_array, cmp.expected_array
     if act is None or exp is None or act.shape != exp.shape or act.ndim == 0 or act.size == 0:
@@ -101,7 +103,7 @@ def from_comparison(cmp: Any, *, hidden: bool, title: str) -> dict[str, Any] | N
     cap = MAX_CELLS if act.ndim == 2 else MAX_LINE_POINTS
     block = tuple(max(1, math.ceil(n / cap)) for n in act.shape)
     shown = tuple(math.ceil(n / b) for n, b in zip(act.shape, block))
-    payload: dict[str, Any] = {
+    payload: ComparisonFigure = {
         "type": "heatmap" if act.ndim == 2 else "line", "title": title,
         "boolean": boolean, "hidden": hidden,
         # exact comparisons (and NaN/inf placement) mark the first difference, not the largest
@@ -147,7 +149,7 @@ def _floats(values: Sequence[Any], what: str) -> list[Any]:
 
 def curve(title: str, series: Sequence[dict[str, Any]], *, x_label: str, y_label: str,
           log_x: bool = False, log_y: bool = False, marks: Sequence[dict[str, Any]] = (),
-          note: str = "") -> dict[str, Any]:
+          note: str = "") -> CurveFigure:
     """A line chart payload.
 
     ``series``: dicts with ``name``, ``x``, ``y``, optional ``style`` (``"line"``,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 SCHEMA_VERSION = 2  # 2: schema_version, feedback; statuses as below
 
@@ -34,6 +34,61 @@ class ExerciseStatus(StrEnum):
 
 TEST_STATUSES = tuple(TestStatus)
 EXERCISE_STATUSES = tuple(ExerciseStatus)
+# a test whose learner code did not give an answer at all (not a wrong one)
+ERROR_STATUSES = (TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.CRASHED)
+
+
+class ComparisonFigure(TypedDict, total=False):
+    """A failing array comparison (``engine/figures.from_comparison``): a heatmap or a line.
+    ``diff``, ``bad`` always; ``expected``, ``actual``, ``vmin``, ``vmax`` for public tests."""
+
+    type: Literal["heatmap", "line"]
+    title: str
+    boolean: bool
+    hidden: bool
+    first: bool
+    full_shape: list[int]
+    slice: str
+    shape: list[int]
+    block: list[int]
+    worst: list[int]
+    worst_index: list[int]
+    n_bad: int
+    n_total: int
+    note: str
+    diff: list[Any]
+    dmax: float | str
+    bad: list[Any]
+    expected: list[Any]
+    actual: list[Any]
+    vmin: float | str
+    vmax: float | str
+
+
+class CurveSeries(TypedDict, total=False):
+    name: str
+    x: list[Any]
+    y: list[Any]
+    style: Literal["line", "dashed", "points", "pairs"]
+    colour: int
+    err: list[Any]
+
+
+class CurveFigure(TypedDict):
+    """A line chart a suite drew from the learner's own outputs (``figures.curve``)."""
+
+    type: Literal["curve"]
+    title: str
+    x_label: str
+    y_label: str
+    log_x: bool
+    log_y: bool
+    series: list[CurveSeries]
+    marks: list[dict[str, Any]]
+    note: str
+
+
+Figure = ComparisonFigure | CurveFigure  # a figure payload, plain JSON data
 
 
 @dataclass
@@ -65,7 +120,7 @@ class TestResult:
     values: dict[str, str] | None = None
     # Small drawing payloads for the HTML report (engine/figures.py): the failing comparison
     # (heatmaps, line plots) and curves a suite attached from the learner's outputs.
-    figures: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

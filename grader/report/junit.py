@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import SubmissionResult
+from grader.engine.results import ERROR_STATUSES, SubmissionResult
 from grader.files import atomic_write_bytes
 
-from .plain import ERROR_STATUSES, entry_get, natural_key, test_text
+from .plain import entry_get, natural_key, test_text
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF).
 _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -10,9 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from grader.engine.results import TestResult
+from grader.engine.results import ERROR_STATUSES, TestResult
 
-ERROR_STATUSES = ("error", "timeout", "crashed")
 OUTPUT_CAP = 2000  # characters of a test's captured output kept in exports
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from grader.engine.results import SubmissionResult
+from grader.engine.results import SubmissionResult, TestStatus
 
-SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⏱", "crashed": "☠"}
+SYMBOLS = {TestStatus.PASSED: "✓", TestStatus.FAILED: "✗", TestStatus.ERROR: "!",
+           TestStatus.TIMEOUT: "⏱", TestStatus.CRASHED: "☠"}
 
 
 def summary_counts(result: SubmissionResult) -> dict[str, Any]:
