@@ -276,3 +276,10 @@ def test_tensor_dtypes_come_from_an_allow_list():
         node = {"$T": 0, "dtype": f"torch.{name}", "device": "cpu"}
         with pytest.raises(protocol.ProtocolError, match="not one of the dtypes"):
             protocol.decode_value({"value": node}, [U8])
+
+
+@pytest.mark.parametrize("value, found", [
+    (1, False), ([1, (2, {"k": protocol.Handle(3)})], True), ({"a": [1, 2]}, False),
+    ((), False), ([protocol.Recipe("x")], False)])
+def test_any_leaf_finds_a_leaf_where_map_leaves_would_visit_it(value, found):
+    assert protocol.any_leaf(value, lambda leaf: isinstance(leaf, protocol.Handle)) is found

@@ -460,7 +460,7 @@ class Sandbox:
                 # a CUDA context reserves far more address space than any useful cap
                 "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
                 "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
-                "ns_mode": caps.netns, "pidns": caps.pidns,
+                "pidns": caps.pidns,
                 "disk_bytes": DISK_BYTES if caps.private_mounts else None,
                 "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
                 "landlock_abi": caps.landlock_abi, "readable": list(_readable_roots(self.device)),
@@ -504,7 +504,6 @@ class Sandbox:
         self.cgroups = []
 
 
-_FS_IOC_GETFLAGS, _FS_IOC_SETFLAGS = 0x80086601, 0x40086602
 _UNDELETABLE = 0x00000010 | 0x00000020  # FS_IMMUTABLE_FL, FS_APPEND_FL
 
 
@@ -544,9 +543,9 @@ def _make_removable(path: Path) -> None:
     except OSError:
         return
     try:
-        flags = struct.unpack("l", fcntl.ioctl(fd, _FS_IOC_GETFLAGS, b"\0" * 8))[0]
+        flags = struct.unpack("l", fcntl.ioctl(fd, syscall_filter.FS_IOC_GETFLAGS, b"\0" * 8))[0]
         if flags & _UNDELETABLE:
-            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, struct.pack("l", flags & ~_UNDELETABLE))
+            fcntl.ioctl(fd, syscall_filter.FS_IOC_SETFLAGS, struct.pack("l", flags & ~_UNDELETABLE))
     except OSError:
         pass
     finally:

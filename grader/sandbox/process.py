@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +40,8 @@ def _run_delay(pid: int | None) -> float | None:
 
 def _on_cuda(value: Any) -> bool:
     """Whether a decoded result holds a tensor that says it is on a CUDA device."""
-    found = []
-    protocol.map_leaves(value, lambda leaf: found.append(leaf)
-                        if str(getattr(leaf, "device", "")).startswith("cuda") else None)
-    return bool(found)
-
-
-def _holds_handles(value: Any) -> bool:
-    """Whether arguments refer to learner objects (lost when the worker is replaced)."""
-    found = []
-    protocol.map_leaves(value, lambda leaf: found.append(leaf)
-                        if isinstance(leaf, protocol.Handle) else None)
-    return bool(found)
+    return protocol.any_leaf(value, lambda leaf: str(getattr(leaf, "device", ""))
+                             .startswith("cuda"))
 
 
 class _Drain(threading.Thread):
@@ -213,8 +204,10 @@ class WorkerProcess:
             frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})])
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
-        retryable = handle is None and not _holds_handles((args, kwargs))
-        head, blobs = self._exchange(frame, timeout, retryable)
+        # a call that refers to learner objects cannot be sent to a fresh worker
+        head, blobs = self._exchange(frame, timeout, lambda: handle is None and not
+                                     protocol.any_leaf((args, kwargs), lambda leaf:
+                                                       isinstance(leaf, protocol.Handle)))
         answer = reply.read(head, blobs, op=op)  # faults.BadReturn when it cannot be read
         if isinstance(answer, reply.Failure):
             raise self._fault(answer, module)
@@ -227,7 +220,7 @@ class WorkerProcess:
         return answer
 
     def _exchange(self, frame: protocol.Frame, timeout: float,
-                  retryable: bool) -> tuple[dict[str, Any], list[bytes]]:
+                  retryable: Callable[[], bool]) -> tuple[dict[str, Any], list[bytes]]:
         """Send one request and read its reply within the call's wall clock. A call that ran
         out of time while its worker was starved (it waited for a CPU most of the time and
         its tree used little: load it did not cause) is sent once more to a fresh worker
@@ -247,7 +240,7 @@ class WorkerProcess:
                 if timeout > left:
                     raise faults.TimedOut(self.budget_s,
                                           message=self._budget_message()) from None
-                if not (starved and retryable and attempt == 0):
+                if not (starved and attempt == 0 and retryable()):
                     raise faults.TimedOut(timeout) from None
                 self.starved_retries += 1
                 self.start()

@@ -13,35 +13,27 @@ from typing import Any
 
 from . import faults
 from .harness.protocol import Handle, Recipe
+from .harness.worker import CappedWriter
 from .process import WorkerProcess
 from .reply import OUTPUT_CAP, ROOM
 
 
 @dataclass
 class CallLog:
-    """What the learner's calls of one test printed (at most ``cap`` characters in all, like
-    one call's), and how long they ran."""
+    """What the learner's calls of one test printed (at most as much as one call's output
+    in all), and how long they ran."""
 
-    output: list[str] = field(default_factory=list)
+    out: CappedWriter = field(default_factory=lambda: CappedWriter(OUTPUT_CAP + ROOM,
+                                                                    " in this test"))
     learner_time_s: float = 0.0
     last_duration_s: float = 0.0
     calls: int = 0
-    cap: int = OUTPUT_CAP + ROOM
-    kept: int = 0
-    dropped: int = 0
 
     def add(self, text: str) -> None:
-        room = max(self.cap - self.kept, 0)
-        if text[:room]:
-            self.output.append(text[:room])
-            self.kept += len(text[:room])
-        self.dropped += max(len(text) - room, 0)
+        self.out.write(text)
 
     def text(self) -> str:
-        text = "".join(self.output)
-        if self.dropped:
-            text += f"\n[output truncated: {self.dropped} more characters in this test]"
-        return text
+        return self.out.text()
 
 
 class LearnerProxy:

@@ -17,18 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from . import landlock, namespaces, privileges, syscall_filter
-
-_PR_SET_PDEATHSIG = 1
+from .libc import die_with_parent
 
 
 def enter_netns(mode: str) -> None:
     """A network namespace of its own (no interfaces up): as root, or via a user namespace."""
     namespaces.enter(mode, net=True)
-
-
-def die_with_parent(signum: int = 9) -> None:
-    """Get ``signum`` (SIGKILL) when the parent (the thread that forked this process) dies."""
-    namespaces._libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 def _limits(spec: dict[str, Any]) -> None:
@@ -66,9 +60,9 @@ def _landlock_rules(spec: dict[str, Any], abi: int) -> landlock.Ruleset:
 
 def confine(spec: dict[str, Any]) -> None:
     _limits(spec)
-    mode = spec.get("ns_mode") or spec.get("netns")
+    mode = spec.get("netns")  # how namespaces are entered here: "root" or "userns"
     if mode:
-        namespaces.enter(mode, net=bool(spec.get("netns")), mounts=bool(spec.get("disk_bytes")),
+        namespaces.enter(mode, net=True, mounts=bool(spec.get("disk_bytes")),
                          pids=bool(spec.get("pidns")))
     if mode and spec.get("disk_bytes"):
         cwd = os.getcwd()

@@ -21,21 +21,15 @@ import signal
 import stat
 from pathlib import Path
 
+from .libc import check, die_with_parent, libc
+
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
     0x00020000, 0x10000000, 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what} failed: {os.strerror(err)}")
 
 
 def unshare(flags: int) -> None:
-    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+    check(libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
 def enter(mode: str, *, net: bool = True, mounts: bool = False, pids: bool = False) -> None:
@@ -58,7 +52,7 @@ def _mount(source: str | None, target: str | None, fstype: str | None, flags: in
     def enc(text: str | None) -> bytes | None:
         return None if text is None else text.encode()
 
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
+    check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
                        enc(data)), f"mount {target}")
 
 
@@ -114,7 +108,7 @@ def become_init() -> None:
     """Fork into the new PID namespace; return only in the child (process 1 there)."""
     pid = os.fork()
     if pid == 0:
-        _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "PR_SET_PDEATHSIG")
+        die_with_parent(signal.SIGKILL)
         if os.getppid() == 0:  # the waiter is outside this namespace: 0 means it is alive
             return
         os._exit(70)  # the waiter died before the prctl took effect

@@ -14,13 +14,14 @@ import ctypes
 import os
 from pathlib import Path
 
+from .libc import check, libc
+
 _PR_CAPBSET_DROP, _PR_SET_SECUREBITS, _PR_SET_NO_NEW_PRIVS = 24, 28, 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 # SECBIT_NOROOT, _NO_SETUID_FIXUP, _KEEP_CAPS_LOCKED (not KEEP_CAPS), _NO_CAP_AMBIENT_RAISE,
 # each with its lock bit
 _SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80
 _CAP_VERSION_3 = 0x20080522
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class _CapHeader(ctypes.Structure):
@@ -30,12 +31,6 @@ class _CapHeader(ctypes.Structure):
 class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
                 ("inheritable", ctypes.c_uint32)]
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what} failed: {os.strerror(err)}")
 
 
 def _last_cap() -> int:
@@ -49,18 +44,18 @@ def drop_all(uid: int | None = None) -> None:
     """Drop every capability from every set, for this process and what it will exec; with
     ``uid``, become that user (and group, with no supplementary groups) on the way."""
     if _has_setpcap():
-        _check(_libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS, 0, 0, 0), "PR_SET_SECUREBITS")
+        check(libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS, 0, 0, 0), "PR_SET_SECUREBITS")
         for cap in range(_last_cap() + 1):
-            if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
-                _check(-1, f"PR_CAPBSET_DROP({cap})")
+            if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+                check(-1, f"PR_CAPBSET_DROP({cap})")
     if uid is not None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before 4.3
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before 4.3
     header, data = _CapHeader(_CAP_VERSION_3, 0), (_CapData * 2)()
-    _check(_libc.capset(ctypes.byref(header), data), "capset")
-    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
+    check(libc.capset(ctypes.byref(header), data), "capset")
+    check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
 
 
 def _has_setpcap() -> bool:

@@ -95,6 +95,16 @@ def map_leaves(value: Any, leaf: Callable[[Any], Any]) -> Any:
     return leaf(value)
 
 
+def any_leaf(value: Any, test: Callable[[Any], bool]) -> bool:
+    """Whether ``test`` holds for a leaf of ``value`` (the leaves ``map_leaves`` visits),
+    looked for without rebuilding anything and stopping at the first."""
+    if type(value) in (list, tuple):
+        return any(any_leaf(v, test) for v in value)
+    if type(value) is dict:
+        return any(any_leaf(v, test) for v in value.values())
+    return test(value)
+
+
 def _is_torch_tensor(value: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import os
 import tempfile
 from functools import lru_cache
 from typing import Any
 
+from .libc import check, libc
+
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
-_libc = ctypes.CDLL(None, use_errno=True)
 
 DENIED = (
     "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",
@@ -58,7 +58,8 @@ DENIED_NUMBERS = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
                    0x40000000)
 SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_NETLINK": 16, "AF_PACKET": 17}
-FILE_FLAG_IOCTLS = (0x40086602, 0x40046602, 0x401C5820)  # FS_IOC{,32}_SETFLAGS, FSSETXATTR
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
+FILE_FLAG_IOCTLS = (FS_IOC_SETFLAGS, 0x40046602, 0x401C5820)  # and FS_IOC32_SETFLAGS, FSSETXATTR
 REALTIME_POLICIES = (1, 2, 6)  # SCHED_FIFO, SCHED_RR, SCHED_DEADLINE
 _LOW32 = 0xFFFFFFFF
 
@@ -152,7 +153,6 @@ def install() -> None:
     code = program()
     buffer = ctypes.create_string_buffer(code, len(code))
     prog = _SockFprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
-            _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"loading the seccomp filter failed: {os.strerror(err)}")
+    check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
+    check(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0),
+          "loading the seccomp filter")

@@ -32,10 +32,11 @@ OUTPUT_CAP = 64 * 1024
 
 
 class CappedWriter(io.TextIOBase):
-    """A text stream that keeps the first ``cap`` characters and counts the rest."""
+    """A text stream that keeps the first ``cap`` characters and counts the rest; ``where``
+    ends the note on what was dropped (" in this test")."""
 
-    def __init__(self, cap: int = OUTPUT_CAP) -> None:
-        self.cap = cap
+    def __init__(self, cap: int = OUTPUT_CAP, where: str = "") -> None:
+        self.cap, self.where = cap, where
         self.parts: list[str] = []
         self.kept = 0
         self.dropped = 0
@@ -55,7 +56,7 @@ class CappedWriter(io.TextIOBase):
     def text(self) -> str:
         out = "".join(self.parts)
         if self.dropped:
-            out += f"\n[output truncated: {self.dropped} more characters]"
+            out += f"\n[output truncated: {self.dropped} more characters{self.where}]"
         return out
 
 
