@@ -36,20 +36,16 @@ def _read_roster(path: Path | None):
 
 
 def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
-                task, late: list[str]) -> list[str]:
+                late: list[str]) -> list[str]:
     """Write canvas.csv (with a roster, or from a Canvas download's user ids) and moodle.csv;
     return the sentences the summary and the class report must show."""
     from grader.numbers import points
     from grader.report.gradebooks import Person, write_canvas_csv, write_moodle_csv
 
     totals = {r.submission: points(r.score) for r in results}
-    if task is not None:
-        from grader import catalog
-
-        most = sum(task.points.get(s, catalog.get(s).points) for s in task.exercises)
-    else:
-        most = max((r.max_score for r in results), default=0)
-    people = [Person(s.id, s.lms_id, s.lms_name, s.late) for s in submissions]
+    # every result of a run has the same exercises and points (scaled by the assignment)
+    most = max((r.max_score for r in results), default=0)
+    people = [Person(s.id, s.lms_id, s.lms_name) for s in submissions]
     notices = []
     if late:
         notices.append(f"Late uploads (marked, no penalty computed): {', '.join(late)}.")
@@ -165,8 +161,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     done = {r.submission for r in outcome.results} | {e.id for e in rejected}
     pending = [s.id for s in found.submissions if s.id not in done]
     late = [s.id for s in found.submissions if s.late]
-    notices = _gradebooks(out, title, outcome.results, found.submissions, students,
-                          task, late)
+    notices = _gradebooks(out, title, outcome.results, found.submissions, students, late)
     class_html.write_class_report(out, outcome.results, rejected, title=title,
                                     layout=found.description, generated=generated,
                                     scope=f"{scope} Hidden tests: {policy.feedback} feedback.",

@@ -59,7 +59,6 @@ class Person:
     id: str
     lms_id: str = ""
     lms_name: str = ""
-    late: bool = False
 
 
 def read_roster(path: Path) -> Roster:
