@@ -22,6 +22,7 @@ class DefaultGroup(click.Group):
     """A group whose first argument, when it is not a command, goes to ``run``."""
 
     default_command = "run"
+    own_options = ("--help", "-h", "--version")  # the group's: never sent on to ``run``
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
         """`grade <TAB>` offers exercise names as well as the commands."""
@@ -29,13 +30,13 @@ class DefaultGroup(click.Group):
                                                                            incomplete)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+        if not args or (args[0] not in self.commands and args[0] not in self.own_options):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="vit-grader")
+@click.version_option(package_name="vit-grader", prog_name="grade")
 def main() -> None:
     """Grade ML interview exercises (Vision Transformers and inductive bias).
 

@@ -8,8 +8,13 @@ A hidden suite is ``grader/suites/test_<slug>.py``. Its tests take the fixtures
   ``check.that``), which raises a ``GradeFailure`` with diagnostics;
 - ``device``: ``"cpu"`` or ``"cuda"``, the device the run grades on.
 
-Every test is decorated with ``@graded(points, hint)``. Known mistakes are functions of the
-same arguments as a reference function, decorated with ``@mistake(func, name, message)``.
+Every test is decorated with ``@graded(points, hint, hint_for=(...))``: the hint is shown only
+on a failure of one of the kinds it names (``hints.HINT_KINDS``: ``values``, ``shape``,
+``nan``, ``not_raised``, ``timeout``, ...). Known mistakes are functions of the same arguments
+as a reference function, decorated with ``@mistake(func, name, message)``, and confirmed on
+the suite's ``probes(func, ...)`` before they are named; regions (``@region(func, where,
+means=...)``) name parts of a function's result that mean something in the exercise, so that
+a failure whose wrong values all lie in one says so.
 Source rules (what a solution may not use, read from the learner's file with ``ast``) are
 tests worth 0 points, declared with ``@source_rule(hint, statement=..., forbid=...)``. Input
 builders that are deterministic and slow (ViT-sized arrays) can be decorated with
@@ -31,19 +36,39 @@ from grader.engine import rules
 from grader.engine.check import GradeFailure, built
 from grader.sandbox.harness.protocol import Recipe, map_leaves
 
-__all__ = ["graded", "mistake", "KnownMistake", "Recipe", "built", "GradeFailure", "source_rule",
-           "cached_input"]
+__all__ = ["graded", "mistake", "KnownMistake", "region", "Region", "probes", "Probes",
+           "Recipe", "built", "GradeFailure", "source_rule", "cached_input"]
 
 DEFAULT_TIMEOUT_S = 10.0
 
 
-def graded(points: float, hint: str, *, timeout: float = DEFAULT_TIMEOUT_S,
+def graded(points: float, hint: str, *, hint_for: tuple[str, ...] | None = None,
+           timeout: float = DEFAULT_TIMEOUT_S,
            visibility: str = "hidden") -> Callable[[Callable[..., Any]], Any]:
-    """Mark a hidden test: its points, the hint shown when it fails, its per-call time limit."""
+    """Mark a hidden test: its points, the hint shown when it fails, its per-call time limit.
+
+    ``hint_for``: the failure kinds the hint is about (``hints.HINT_KINDS``); the hint is shown
+    only on such a failure, never beside a known mistake (whose message names the cause) or a
+    file that did not load. Without it, ``hints.DEFAULT_HINT_FOR`` (a replayed public test of
+    a student release); every test of the pack's suites declares it."""
     if visibility not in ("public", "hidden"):
         raise ValueError("visibility must be 'public' or 'hidden'")
+    kw: dict[str, Any] = {}
+    if hint_for is not None:
+        kw["hint_for"] = _hint_kinds(hint_for)
     return pytest.mark.grading(points=float(points), hint=hint, timeout=float(timeout),
-                               visibility=visibility)
+                               visibility=visibility, **kw)
+
+
+def _hint_kinds(hint_for: tuple[str, ...] | list[str] | str) -> tuple[str, ...]:
+    from grader.engine.hints import HINT_KINDS
+
+    kinds = (hint_for,) if isinstance(hint_for, str) else tuple(hint_for)
+    unknown = [k for k in kinds if k not in HINT_KINDS]
+    if unknown or not kinds:
+        raise ValueError(f"hint_for must name failure kinds among {sorted(HINT_KINDS)}, got "
+                         f"{list(kinds)}")
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -68,10 +93,70 @@ def mistake(func: str, name: str, message: str) -> Callable[[Callable[..., Any]]
     return deco
 
 
-def mistakes_in(namespace: dict[str, Any]) -> list[KnownMistake]:
-    """The known mistakes defined in a suite module's namespace, in definition order."""
-    return [v.__known_mistake__ for v in namespace.values()
-            if callable(v) and hasattr(v, "__known_mistake__")]
+@dataclass(frozen=True)
+class Region:
+    """A part of ``func``'s result that means something in the exercise.
+
+    ``fn`` takes ``func``'s arguments and returns a boolean mask of the result's shape.
+    ``where`` completes "All 9 wrong values are ..." ("in the rows and columns of the prefix
+    tokens"); ``means`` (optional) says what the exercise knows about values there, shown
+    after the observation: the one place where a pattern may lead to a cause.
+    """
+
+    func: str
+    where: str
+    means: str
+    fn: Callable[..., Any]
+
+
+def region(func: str, where: str, means: str = "") -> Callable[[Callable[..., Any]], Any]:
+    """Declare a region of ``func``'s result (see ``Region``)."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__region__ = Region(func, where, means, fn)  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Calls of ``func`` that confirm a known mistake: once a learner's wrong result matches a
+    mistake on a test's input, the learner must match it on each of these too (where the
+    mistake differs from the reference) before the mistake is named. Two different bugs can
+    give the same output on one input (a 3x3 grid cannot tell a window that wraps around
+    from one a step too wide); a few small, unlike inputs tell them apart."""
+
+    func: str
+    calls: tuple[tuple[Any, ...], ...]
+
+
+def probes(func: str, *calls: tuple[Any, ...]) -> Probes:
+    """Declare the calls (tuples of positional arguments) that confirm ``func``'s mistakes:
+    ``GRID_PROBES = probes(F, (4, 5, 1, 2), (5, 3, 2, 0))`` at a suite's top level."""
+    return Probes(func, tuple(tuple(c) for c in calls))
+
+
+class Catalogue(list):
+    """A suite's known mistakes (a list, in definition order), its ``regions`` and the
+    ``probes`` that confirm a mistake, by function."""
+
+    regions: list[Region]
+    probes: dict[str, tuple[tuple[Any, ...], ...]]
+
+
+def mistakes_in(namespace: dict[str, Any]) -> Catalogue:
+    """The known mistakes defined in a suite module's namespace, in definition order; its
+    regions and probes ride along as ``.regions`` and ``.probes``."""
+    found = Catalogue(v.__known_mistake__ for v in namespace.values()
+                      if callable(v) and hasattr(v, "__known_mistake__"))
+    found.regions = [v.__region__ for v in namespace.values()
+                     if callable(v) and hasattr(v, "__region__")]
+    found.probes = {}
+    for v in namespace.values():
+        if isinstance(v, Probes):
+            found.probes[v.func] = found.probes.get(v.func, ()) + v.calls
+    return found
 
 
 def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
@@ -108,7 +193,7 @@ def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
         test.__name__, test.__qualname__ = fn.__name__, fn.__qualname__
         test.__doc__, test.__module__ = fn.__doc__, fn.__module__
         test.__source_rule__ = rule  # type: ignore[attr-defined]
-        return graded(0, hint, visibility=visibility)(test)
+        return graded(0, hint, hint_for=("rule",), visibility=visibility)(test)
 
     return deco
 

@@ -13,6 +13,15 @@ from pathlib import Path
 GRADE = Path(sys.executable).with_name("grade")
 
 
+def invoke(*args: str, input: str | None = None):
+    """``grade ARGS`` in this process (click's CliRunner), exceptions not caught."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
 class Session:
     """``Session(args, cwd)`` starts ``grade ARGS``; ``until(text)`` waits for ``text`` in the
     output and returns what came since the previous ``until``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -43,6 +44,16 @@ def edit_source(src: str, *replacements: tuple[str, str]) -> str:
 def reference_variant(slug: str, *replacements: tuple[str, str]) -> str:
     """A wrong variant of the reference: its source with ``replacements`` applied."""
     return edit_source(reference_source(slug), *replacements)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A learner's working folder (the current directory): exercises/ holds the stub of
+    grid_local_mask only. Test modules that need another folder define their own."""
+    (tmp_path / "exercises").mkdir()
+    shutil.copy(catalog.get("grid_local_mask").stub, tmp_path / "exercises")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 @pytest.fixture

@@ -9,25 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_driver import invoke as run
 from click.testing import CliRunner
 
 from grader import catalog
 from grader.cli import main
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    """A learner's working folder: exercises/ holds the stub of grid_local_mask only."""
-    (tmp_path / "exercises").mkdir()
-    shutil.copy(catalog.get("grid_local_mask").stub, tmp_path / "exercises")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_help_lists_the_commands():

@@ -4,6 +4,9 @@ import pytest
 from conftest import by_name, reference_source
 
 SLUG = "grid_local_mask"
+NEAR = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
+        "                      np.abs(cols[:, None] - cols[None, :])) <= radius")
+ONES = "mask = np.ones((T, T), dtype=bool)"
 
 
 def test_reference_scores_full_marks(grade_src):
@@ -12,28 +15,49 @@ def test_reference_scores_full_marks(grade_src):
     assert result.score == result.max_score == 9
 
 
-@pytest.mark.parametrize("old, new, mistake", [
-    ("return mask", "return ~mask", "inverted_convention"),
-    ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-     "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
-     "near = (np.abs(rows[:, None] - rows[None, :])\n"
-     "            + np.abs(cols[:, None] - cols[None, :])) <= radius", "manhattan_window"),
-    ("mask = np.ones((T, T), dtype=bool)",
-     "mask = np.eye(T, dtype=bool)", "prefix_not_free"),
-    ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-     "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
-     "near = np.abs(idx[:, None] - idx[None, :]) <= radius", "flattened_distance"),
-    ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-     "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
-     "dr = np.abs(rows[:, None] - rows[None, :]); dc = np.abs(cols[:, None] - cols[None, :])\n"
-     "    near = np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc)) <= radius",
-     "wraps_around"),
+@pytest.mark.parametrize("old, new, mistake, test", [
+    ("return mask", "return ~mask", "inverted_convention", "square_grid_radius_1"),
+    (NEAR, "near = (np.abs(rows[:, None] - rows[None, :])\n"
+           "            + np.abs(cols[:, None] - cols[None, :])) <= radius", "manhattan_window",
+     "square_grid_radius_1"),
+    (ONES, "mask = np.eye(T, dtype=bool)", "prefix_not_free", "square_grid_radius_1"),
+    (NEAR, "near = np.abs(idx[:, None] - idx[None, :]) <= radius", "flattened_distance",
+     "square_grid_radius_1"),
+    (NEAR, "dr = np.abs(rows[:, None] - rows[None, :])\n"
+           "    dc = np.abs(cols[:, None] - cols[None, :])\n"
+           "    near = np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc)) <= radius",
+     "wraps_around", "square_grid_radius_1"),
+    # the half-free prefix: the prefix rows free, their columns forgotten, and the other way
+    (ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:n_prefix, :] = True",
+     "prefix_column_blocked", "square_grid_radius_1"),
+    (ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:, :n_prefix] = True",
+     "prefix_row_blocked", "square_grid_radius_1"),
+    ("cols[None, :])) <= radius", "cols[None, :])) < radius", "radius_exclusive", "radius_0"),
+    ("rows, cols = idx // W_p, idx % W_p", "rows, cols = idx // H_p, idx % H_p",
+     "rows_of_length_H_p", "non_square_grid"),
 ])
-def test_known_mistakes_are_named(grade_src, old, new, mistake):
+def test_known_mistakes_are_named(grade_src, old, new, mistake, test):
     src = reference_source(SLUG)
-    assert old in src
+    assert src.count(old) == 1
     result = grade_src(SLUG, src.replace(old, new))
     tests = by_name(result)
-    assert tests["square_grid_radius_1"].status == "failed"
-    assert tests["square_grid_radius_1"].mistake == mistake
-    assert "Your mask matches" in tests["square_grid_radius_1"].mistake_message
+    assert tests[test].status == "failed"
+    assert tests[test].mistake == mistake
+    assert "Your mask matches" in tests[test].mistake_message
+    # a named cause stands alone: no test hint or kind hint beside it that could contradict it
+    assert all(t.hint == "" and t.kind_hint == "" for t in result.tests if t.mistake)
+
+
+def test_the_half_free_prefix_names_no_border_cause(grade_src):
+    """The issue's case: the prefix row free, the prefix column forgotten. Every failure names
+    the mistake; nothing speaks of edges or borders."""
+    src = reference_source(SLUG).replace(
+        ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:n_prefix, :] = True")
+    failed = [t for t in grade_src(SLUG, src).tests if not t.passed]
+    assert [t.name for t in failed] == ["square_grid_radius_1", "radius_0", "non_square_grid",
+                                        "several_prefix_tokens", "radius_covers_grid",
+                                        "smallest_grid", "large_grid"]
+    assert {t.mistake for t in failed} == {"prefix_column_blocked"}
+    for t in failed:
+        text = " ".join((t.message, t.kind_hint, t.hint)).lower()
+        assert "edge" not in text and "border" not in text and "padding" not in text

@@ -11,6 +11,7 @@ import pytest
 from grader import catalog
 from grader.bulk import runner as bulk
 from grader.bulk.layouts import Submission
+from grader.bulk.serve import MAX_DEATHS
 from grader.engine import runner
 from grader.engine.results import SubmissionResult
 from grader.engine.runner import Job, grade, grade_each
@@ -63,18 +64,28 @@ def _subs(tmp_path: Path, ids: list[str]) -> list[Submission]:
 
 
 def test_a_pool_process_that_dies_loses_only_its_submission(tmp_path, monkeypatch):
+    """A dead pool process is replaced and its submission graded again by a fresh one; one
+    that ends MAX_DEATHS processes is not graded (never retried forever)."""
     real = runner._SessionDriver._grade
+    seen = tmp_path / "seen"
+    seen.mkdir()
 
-    def dies_on_b(self, job):  # the pool processes are forked: they inherit this patch
-        if job.submission == "b":
+    def dies(self, job):  # the pool processes are forked: they inherit this patch
+        mark = seen / job.submission  # counted in files: each process is a fork
+        mark.write_text(str(int(mark.read_text()) + 1 if mark.exists() else 1))
+        if job.submission == "b" or (job.submission == "d" and mark.read_text() == "1"):
             os._exit(7)
         return real(self, job)
 
-    monkeypatch.setattr(runner._SessionDriver, "_grade", dies_on_b)
+    monkeypatch.setattr(runner._SessionDriver, "_grade", dies)
     outcome = bulk.grade_all(_subs(tmp_path, ["a", "b", "c", "d", "e"]),
                              exercises=["grid_local_mask"], device="cpu", out=tmp_path / "out",
                              workers=2, force=True)
-    assert outcome.failures == [("b", "the grading process died (exit code 7)")]
+    assert outcome.ended == [("b", f"not graded: it ended {MAX_DEATHS} grading processes (the "
+                                   "last: the grading process died (exit code 7))")]
+    assert not outcome.failures
+    assert (seen / "b").read_text() == str(MAX_DEATHS)
+    assert (seen / "d").read_text() == "2"  # died once, graded by the next process
     assert outcome.graded == 4 and [r.submission for r in outcome.results] == \
         ["a", "c", "d", "e"]
     assert all(r.score == r.max_score for r in outcome.results)

@@ -359,7 +359,9 @@ def test_verdicts(batch, name, status, words):
 
 def test_loops_use_up_the_budget_not_the_whole_run(batch):
     tests = _tests_of(batch, "loop")
-    assert {t["status"] for t in tests.values()} == {"timeout"}
+    statuses = [t["status"] for t in tests.values()]
+    # two timeouts (the call's limit, then the budget's end), then nothing more is called
+    assert statuses.count("timeout") == 2 and set(statuses) == {"timeout", "not_run"}
     assert any("time budget of 12 s" in t["message"] for t in tests.values())
 
 

@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_driver import invoke as run
 
 from grader import catalog
-from grader.cli import main
 from grader.commands import workspace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,10 +26,6 @@ def project(tmp_path, monkeypatch):
     shutil.copy(workspace.pristine_stub("grid_local_mask"), tmp_path / "exercises")
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
 def _shipped_stub(ex: catalog.Exercise) -> bytes:

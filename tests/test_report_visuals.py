@@ -61,7 +61,8 @@ def test_a_hidden_test_shows_where_and_how_much_never_what(manhattan, tmp_path):
         assert "expected True" not in t["message"] and t["inputs"] == []
         assert all("expected" not in f and "actual" not in f for f in t["figures"])
     html = (tmp_path / "index.html").read_text()
-    section = html[html.index("non_square_grid"):html.index("several_prefix_tokens")]
+    section = html[html.index('<span class="test-name">non_square_grid'):
+                   html.index('<span class="test-name">several_prefix_tokens')]
     assert "where yours differs" in section and "expected there" not in section
     assert "never its inputs or the expected values" in section
 
@@ -170,3 +171,86 @@ def test_the_report_is_self_contained(manhattan):
     assert "<script" not in html and "http://" not in html and "https://" not in html
     assert html.count('<svg class="figure heatmap"') == 5   # the five failing tests
     assert np.isfinite(len(html)) and len(html) < 400_000
+
+
+def test_a_known_mistake_of_several_tests_is_explained_once(manhattan):
+    """The report explains a known mistake once, above the exercise's tests, with the tests it
+    matched; each of them names it."""
+    from markupsafe import escape
+
+    ex = manhattan.exercises[0]
+    matched = [t.name for t in ex.tests if t.mistake == "manhattan_window"]
+    assert len(matched) >= 2
+    html = render(manhattan)
+    assert html.count(str(escape(ex.tests[0].mistake_message))) == 1
+    assert f"Known mistake (manhattan window)</strong>, matched by {len(matched)} tests" in html
+    assert ", ".join(matched[:-1]) + " and " + matched[-1] in html
+    assert html.count("Known mistake (manhattan window)</strong>, explained above.") == \
+        len(matched)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"import numpy as np\n\x00\x00\n", "grid_local_mask.py is binary (it contains NUL bytes)"),
+    (b"import numpy as np\n\n\ndef grid_local_mask(:\n    pass\n",
+     "grid_local_mask.py has a SyntaxError at line 4: "),
+], ids=["nul_bytes", "syntax_error"])
+def test_a_file_that_cannot_be_loaded_is_one_message(tmp_path, content, message):
+    """One message for the exercise (the real line number, or what is wrong with the file),
+    none per test, and no test's hint: its code never ran."""
+    path = tmp_path / f"{GRID}.py"
+    path.write_bytes(content)
+    result = grade({GRID: path}, submission="broken")
+    ex = result.exercises[0]
+    assert ex.status == "error" and ex.message.startswith(message), ex.message
+    assert all(t.status == "error" and t.message == ex.message for t in ex.tests)
+    html = render(result)
+    section = html[html.index('<section class="exercise"'):]
+    assert section.count(message) == 1
+    assert f"(all {len(ex.tests)} tests)" in section
+    assert 'class="hint"' not in section and 'class="test-body"' not in section
+    assert "line None" not in html
+
+
+def _mask_figure(n_bad: int, side: int = 4) -> dict:
+    cells = [[(r * side + c) < n_bad for c in range(side)] for r in range(side)]
+    bad = [[int(v) for v in row] for row in cells]
+    return {"type": "heatmap", "title": "result", "boolean": True, "hidden": False,
+            "full_shape": [side, side], "shape": [side, side], "worst": [0, 0],
+            "worst_index": [0, 0], "n_bad": n_bad, "n_total": side * side, "diff": bad,
+            "bad": bad, "expected": [[1] * side for _ in range(side)],
+            "actual": [[0 if v else 1 for v in row] for row in cells]}
+
+
+def test_a_mask_where_most_cells_differ_has_no_per_cell_outlines():
+    """The cells that differ are outlined in "yours" while they are few; when most differ the
+    outlines would cover the panel, and the difference panel's legend says how many instead."""
+    from grader.report import svg
+
+    few = svg.render(_mask_figure(3))
+    assert few.count('stroke="#dc2626"') == 1 and "red = differs<" in few
+    most = svg.render(_mask_figure(12))
+    assert 'stroke="#dc2626"' not in most
+    assert "red = differs: 12 of 16 cells" in most
+    every = svg.render(_mask_figure(16))
+    assert 'stroke="#dc2626"' not in every and "red = differs: 16 of 16 cells" in every
+
+
+def test_descriptions_are_never_cut_mid_sentence(manhattan):
+    """A test's description is its docstring's first paragraph, whole (not its first line:
+    "... raise ValueError; radius 0 and")."""
+    import ast
+    import inspect
+
+    from markupsafe import escape
+
+    docs = {n.name.removeprefix("test_"): inspect.cleandoc(ast.get_docstring(n) or "")
+            for n in ast.parse(catalog.get(GRID).suite.read_text()).body
+            if isinstance(n, ast.FunctionDef)}
+    html = render(manhattan)
+    cut = 0
+    for t in manhattan.exercises[0].tests:
+        whole = " ".join(docs[t.name].split("\n\n")[0].split())
+        cut += "\n" in docs[t.name].split("\n\n")[0]
+        assert t.description == whole, t.name
+        assert str(escape(whole)) in html
+    assert cut  # (some description spans several lines of its docstring)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_driver import invoke as run
 from click.testing import CliRunner
 
 from grader import catalog
@@ -14,10 +15,6 @@ from grader.cli import main
 from grader.sandbox import isolation
 
 SLUG = "grid_local_mask"
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_doctor_lists_every_layer_and_the_level():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,65 @@ def test_watch_with_json_is_a_usage_error(project):
     result = CliRunner().invoke(main, ["--watch", "--json"])
     assert result.exit_code == 2
     assert "--watch cannot be combined with --json" in result.output
+
+
+def _save_keeping_size_and_mtime(path: Path) -> None:
+    """A save that changes the content only: same size, same mtime (stat polling misses it,
+    a file event does not)."""
+    st = path.stat()
+    text = path.read_text()
+    assert "Read grid_local_mask.md" in text
+    path.write_text(text.replace("Read grid_local_mask.md", "READ grid_local_mask.md", 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_watch_sees_saves_through_file_events(project):
+    pytest.importorskip("watchfiles")
+    target = project / "exercises" / "grid_local_mask.py"
+    s = Session(["--watch", "grid_local_mask", "-v", "--debounce", "0.2"], project)
+    try:
+        first = s.until("watching for changes")
+        assert "watch mode: file events" in first and "polling" not in first
+        _save_keeping_size_and_mtime(target)  # only an event can tell this save
+        second = s.until("watching for changes", timeout=60)
+        assert "Since the last run: no test changed its verdict (0/9 pass)" in second
+        s.send("q\n")
+        assert s.finish()[0] == 0
+    finally:
+        s.close()
+
+
+def _watch_by_polling(project: Path, args: list[str], expected: str) -> None:
+    """Watch mode without file events: ``expected`` says so, and a save is still graded."""
+    target = project / "exercises" / "grid_local_mask.py"
+    s = Session(["--watch", "grid_local_mask", "-v", "--debounce", "0.2", *args], project)
+    try:
+        first = s.until("watching for changes")
+        assert expected in first, first
+        shutil.copy(SOLUTIONS / "grid_local_mask.py", target)
+        second = s.until("watching for changes", timeout=60)
+        assert "Since the last run: 9 more tests pass" in second and "Score 9/9" in second
+        assert "Traceback" not in first + second
+        s.send("q\n")
+        assert s.finish()[0] == 0
+    finally:
+        s.close()
+
+
+def test_poll_option_polls_the_files(project):
+    _watch_by_polling(project, ["--poll"], "watch mode: polling the files")
+
+
+@pytest.mark.parametrize("shim, why", [
+    ("raise ImportError('no module named watchfiles')\n", "no module named watchfiles"),
+    ("def watch(*paths, **options):\n    raise OSError('OS file watch limit reached')\n",
+     "OS file watch limit reached"),
+])
+def test_without_working_file_events_watch_falls_back_to_polling(project, tmp_path, monkeypatch,
+                                                                 shim, why):
+    (tmp_path / "shim").mkdir()
+    (tmp_path / "shim" / "watchfiles.py").write_text(shim)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "shim"))
+    _watch_by_polling(project, [], f"file events are not available ({why}): polling the "
+                                   "files instead")

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.inert import inert
+from grader.sandbox.harness.worker import text_problem
 
 __all__ = ["Discovery", "Limits", "Rejected", "Submission", "discover"]
 
@@ -572,13 +573,8 @@ def _assemble(found: _Found, notes: list[str], why: str, expected: str
 
 
 def _check_text(content: bytes) -> None:
-    if b"\x00" in content:
-        raise _FileProblem("is binary (it contains NUL bytes)")
-    try:
-        content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _FileProblem(f"is not UTF-8 text (byte 0x{content[exc.start]:02x} at offset "
-                           f"{exc.start})") from None
+    if (problem := text_problem(content)) is not None:
+        raise _FileProblem(problem)
 
 
 def _write_files(workdir: Path, sid: str, data: dict[str, bytes],

@@ -28,6 +28,7 @@ from grader.engine.results import SubmissionResult, from_dict
 from grader.files import make_dir
 
 from .layouts import Submission
+from .serve import MAX_DEATHS
 
 CACHE_KEY = "cache_key"
 
@@ -39,6 +40,8 @@ class BulkOutcome:
     cached: int = 0
     interrupted: bool = False
     failures: list[tuple[str, str]] = field(default_factory=list)  # (id, why grading failed)
+    # (id, why): submissions that ended MAX_DEATHS grading processes, not retried again
+    ended: list[tuple[str, str]] = field(default_factory=list)
 
 
 def cache_key(sub: Submission, exercises: list[str], device: str, budget_s: float,
@@ -74,8 +77,10 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
     """A pool process: one pytest session (suites collected once) grades each submission
     it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
     ``None`` ends it."""
-    from grader.engine.runner import Job, grade_each
+    from grader.engine.runner import Job
     from grader.sandbox.harness.confine import die_with_parent
+
+    from .serve import grade_stream
 
     # Ctrl-C is handled by the parent, which stops the pool; a pool process ignores SIGINT so
     # that a keypress does not leave half-finished pytest runs printing tracebacks, and dies
@@ -121,21 +126,17 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
             return
         send((sub_id, data, None))
 
-    waiting = jobs()
-    try:
-        grade_each(exercises, waiting, deliver)
-    except RuntimeError as exc:  # the suites cannot run: every submission says so
-        for job in waiting:
-            deliver(job, exc)
+    grade_stream(exercises, jobs(), deliver)
 
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
               workers: int, force: bool, budget_s: float = 900.0,
-              policy: Policy | None = None,
+              policy: Policy | None = None, cluster: Any = None,
               on_done: Callable[[str, bool], None] | None = None) -> BulkOutcome:
-    """Grade ``subs`` (cache first, then a process pool); results come back sorted by id."""
+    """Grade ``subs`` (cache first, then a process pool, or the Dask ``cluster`` of
+    ``cluster.connect``); results come back sorted by id."""
     outcome = BulkOutcome()
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, SubmissionResult] = {}
     todo: list[tuple[Submission, str]] = []
     for sub in subs:
         key = cache_key(sub, exercises, device, budget_s, policy)
@@ -148,16 +149,19 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         else:
             todo.append((sub, key))
 
-    def job(sub: Submission, key: str) -> tuple:
-        files = {s: (str(sub.files[s]) if s in sub.files else None) for s in exercises}
-        return sub.id, files, key
-
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        pool = _Pool(min(workers, len(todo)),
-                     (exercises, device, str(out), budget_s, policy or Policy()))
-        for sub_id, data, error in pool.run([job(sub, key) for sub, key in todo]):
-            if error is not None:
+        answers = _on_cluster(cluster, todo, out, exercises, device, budget_s,
+                              policy or Policy()) if cluster is not None else \
+            _Pool(min(workers, len(todo)),
+                  (exercises, device, str(out), budget_s, policy or Policy())).run(
+                [(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
+                           for s in exercises}, key) for sub, key in todo])
+        for sub_id, data, error, ended in answers:
+            if error is not None and ended > 0:
+                outcome.ended.append((sub_id, f"not graded: it ended {ended} grading "
+                                              f"processes (the last: {error})"))
+            elif error is not None:
                 outcome.failures.append((sub_id, error))
             else:
                 by_id[sub_id] = from_dict(data)
@@ -174,6 +178,26 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         signal.signal(signal.SIGTERM, previous_term)
     outcome.results = [by_id[k] for k in sorted(by_id)]
     return outcome
+
+
+def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
+                exercises: list[str], device: str, budget_s: float,
+                policy: Policy) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
+    """The cluster's answers, each written here as the pool processes write theirs."""
+    from . import cluster as dask_cluster
+
+    keys = {sub.id: key for sub, key in todo}
+    for sub_id, data, error, ended in dask_cluster.run(
+            cluster, todo, exercises=exercises, device=device, budget_s=budget_s,
+            policy=policy):
+        if data is not None:
+            try:
+                result = dask_cluster.decode(data)
+                _write_folder(result, out / sub_id, keys[sub_id])
+                data = {**result.to_dict(), CACHE_KEY: keys[sub_id]}
+            except (ValueError, OSError) as exc:
+                data, error = None, f"{type(exc).__name__}: {exc}"
+        yield sub_id, data, error, ended
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -198,9 +222,14 @@ class _Pool:
         self._procs[mine] = (proc, None)
         return mine
 
-    def run(self, jobs: list[tuple]) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
-        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, results, error)`` as they end."""
+    def run(self, jobs: list[tuple]
+            ) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
+        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, results, error, processes it
+        ended)`` as they end. A submission whose process dies is graded again by a fresh one,
+        up to ``MAX_DEATHS`` processes."""
         queue = list(reversed(jobs))
+        self._jobs = {job[0]: job for job in jobs}
+        self._deaths: dict[str, int] = {}
         try:
             for _ in range(min(self.size, len(jobs))):
                 self._spawn()
@@ -221,7 +250,12 @@ class _Pool:
                     conn = sentinels.get(ready, ready)
                     if conn not in self._procs or self._procs[conn][1] is None:
                         continue  # its answer was read already
-                    yield self._answer(conn)
+                    sub_id, data, error = self._answer(conn)
+                    deaths = self._deaths.get(sub_id, 0)
+                    if data is None and 0 < deaths < MAX_DEATHS:
+                        queue.append(self._jobs[sub_id])  # once more, on a fresh process
+                        continue
+                    yield sub_id, data, error, deaths
         finally:
             self._stop()
 
@@ -233,6 +267,7 @@ class _Pool:
             return answer
         except (EOFError, OSError):  # the pool process died with this submission
             self._replace(conn)
+            self._deaths[sub] = self._deaths.get(sub, 0) + 1
             return sub, None, f"the grading process died (exit code {proc.exitcode})"
 
     def _replace(self, conn: Connection) -> None:

@@ -74,7 +74,12 @@ def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
               help="What hidden tests tell (default: the assignment's, else graded): graded "
                    "shows no input, expected value, difference map or printed output.")
 @click.option("--workers", type=click.IntRange(1, 512), default=os.cpu_count() or 1,
-              show_default="the number of cores", help="Submissions graded in parallel.")
+              show_default="the number of cores", help="Submissions graded in parallel "
+              "(on this machine; with --scheduler the Dask workers decide).")
+@click.option("--scheduler", metavar="ADDRESS|local:N", help="Grade on a Dask cluster: a "
+              "scheduler's address (tcp://host:8786, tls://...), or local:N for N worker "
+              "processes on this machine. Workers grade at strict isolation (see the README, "
+              "\"Grading on a cluster\").")
 @device_option
 @click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
 @click.option("--title", help="The report's title (default: the assignment's, else "
@@ -89,7 +94,8 @@ def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
 @private_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
-         exercises: str | None, feedback: str | None, workers: int, device: str, force: bool,
+         exercises: str | None, feedback: str | None, workers: int, scheduler: str | None,
+         device: str, force: bool,
          title: str | None, time_budget: float | None, roster: Path | None, isolation: str,
          private: bool, quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
@@ -108,7 +114,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     from grader.report.progress import Progress
     from grader.sandbox.isolation import sweep_stale_cgroups
 
-    check_isolation(isolation)
+    if scheduler is None:  # on a cluster, each worker checks its own (strict only)
+        check_isolation(isolation)
     apply_private(private)
     task = load_assignment(assignment_file)
     students = _read_roster(roster)
@@ -133,7 +140,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             slugs = [slug for slug in slugs if slug in seen]
             scope = (f"No assignment given: graded the exercises found in at least one "
                      f"submission ({', '.join(slugs) or 'none'}).")
-        dev = resolve_device(device, slugs)
+        dev = resolve_device(device, slugs) if scheduler is None else device
         clash = [s for s in found.submissions if s.id in RESERVED_IDS]
         found.submissions = [s for s in found.submissions if s.id not in RESERVED_IDS]
         found.rejected += [layouts.Rejected(id=s.id, reason=f"the id {s.id!r} is the name of a "
@@ -146,17 +153,26 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         # killed by an interruption are removed with it
         (Path(tmp) / "work").mkdir()
         tempfile.tempdir = str(Path(tmp) / "work")
-        expected.use_disk(out / ".cache" / "expected")
-        outcome = runner.grade_all(
-            found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
-            force=force, budget_s=budget, policy=policy,
-            on_done=lambda sub_id, cached: progress.advance(sub_id))
-        progress.close()
-        tempfile.tempdir = None
+        cluster = _connect(scheduler, dev, slugs) if scheduler else None
+        if cluster is not None:
+            dev = cluster.device
+        else:
+            expected.use_disk(out / ".cache" / "expected")
+        try:
+            outcome = runner.grade_all(
+                found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
+                force=force, budget_s=budget, policy=policy, cluster=cluster,
+                on_done=lambda sub_id, cached: progress.advance(sub_id))
+        finally:
+            progress.close()
+            tempfile.tempdir = None
+            if cluster is not None:
+                cluster.close()
     sweep_stale_cgroups()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
-                         source="") for i, why in outcome.failures]
+                         source="") for i, why in outcome.failures] + [
+        layouts.Rejected(id=i, reason=why, source="") for i, why in outcome.ended]
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     done = {r.submission for r in outcome.results} | {e.id for e in rejected}
     pending = [s.id for s in found.submissions if s.id not in done]
@@ -181,4 +197,26 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                     f"{len(found.submissions)}: what finished is kept; run the same command "
                     "again to resume.", fg="yellow", err=True)
         sys.exit(130)
-    sys.exit(EXIT_INTERNAL if outcome.failures else EXIT_OK)
+    sys.exit(EXIT_INTERNAL if outcome.failures or outcome.ended else EXIT_OK)
+
+
+def _connect(scheduler: str, device: str, slugs: list[str]):
+    """The connected cluster (``bulk/cluster.py``), its workers checked; exit 2 when it
+    cannot grade this run. Its ``device`` is the run's device, resolved on the cluster."""
+    from grader.bulk import cluster as dask_cluster
+
+    click.echo(f"Connecting to the Dask cluster {scheduler}...", err=True)
+    try:
+        found = dask_cluster.connect(scheduler)
+    except dask_cluster.ClusterError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        found.device = dask_cluster.device_for(found, device, slugs)
+    except dask_cluster.ClusterError as exc:
+        found.close()
+        raise click.UsageError(str(exc)) from None
+    for line in dask_cluster.worker_notices(found):
+        click.secho(line, fg="yellow", err=True)
+    click.echo(f"{len(found.good)} Dask worker(s) will grade ({len(found.gpus)} with a GPU).",
+               err=True)
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,16 +20,50 @@ def complete_exercise(ctx: click.Context, param: click.Parameter | None,
             if s.startswith(incomplete)]
 
 
+def closest_exercise(name: str) -> str | None:
+    """The exercise a mistyped ``name`` most likely means (difflib; else the one slug that
+    contains it), or None."""
+    slugs = list(catalog.load())
+    wanted = name.strip().lower().replace("-", "_")
+    close = difflib.get_close_matches(wanted, slugs, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    containing = [s for s in slugs if len(wanted) >= 3 and wanted in s]
+    return containing[0] if len(containing) == 1 else None
+
+
+def unknown_exercises_message(names: list[str], commands: list[str] | None = None) -> str:
+    """``unknown exercise 'x' (did you mean y?). Valid exercises: ...``; ``commands``: command
+    names a mistyped word may have meant instead (``grade shwo``)."""
+    parts = []
+    for name in names:
+        guess = closest_exercise(name)
+        command = (difflib.get_close_matches(name, commands, n=1, cutoff=0.75)
+                   if commands and guess is None else [])
+        if guess:
+            parts.append(f"{name!r} (did you mean {guess}?)")
+        elif command:
+            parts.append(f"{name!r} (did you mean the command `grade {command[0]}`?)")
+        else:
+            parts.append(repr(name))
+    word = "exercise" if len(names) == 1 else "exercises"
+    return f"unknown {word} {', '.join(parts)}. Valid exercises: {', '.join(catalog.load())}"
+
+
 class ExerciseName(click.ParamType):
-    """An exercise slug; an unknown name is a usage error that lists the valid ones."""
+    """An exercise slug; an unknown name is a usage error that suggests the closest one and
+    lists the valid ones."""
 
     name = "EXERCISE"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if value in catalog.load():
             return value
-        self.fail(f"unknown exercise {value!r}. Valid exercises: "
-                  f"{', '.join(catalog.load())}", param, ctx)
+        # `grade shwo X` reaches `run` (the default command): the word may be a command
+        group = ctx.parent.command if ctx is not None and ctx.parent is not None else None
+        commands = (list(group.commands) if isinstance(group, click.Group)
+                    and ctx.command.name == "run" else None)
+        self.fail(unknown_exercises_message([value], commands), param, ctx)
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter,
                        incomplete: str) -> list[Any]:
@@ -57,16 +92,15 @@ def resolve_device(device: str, slugs: list[str]) -> str:
 
 
 def parse_exercises(value: str | None) -> list[str]:
+    """The slugs of a comma-separated list (every exercise without one); an unknown name is a
+    usage error that suggests the closest one."""
     if not value:
         return list(catalog.load())
     slugs = [s.strip() for s in value.split(",") if s.strip()]
     unknown = [s for s in slugs if s not in catalog.load()]
     if unknown:
-        raise click.UsageError(f"unknown exercise(s) {', '.join(unknown)}. Valid exercises: "
-                               f"{', '.join(catalog.load())}")
+        raise click.UsageError(unknown_exercises_message(unknown))
     return slugs
-
-
 
 
 device_option = click.option(

@@ -12,6 +12,7 @@ from grader import catalog
 from grader.engine.policy import Policy
 from grader.engine.results import ExerciseResult, SubmissionResult, TestResult
 from grader.report import terminal
+from grader.state import State
 
 from . import workspace
 from .common import (
@@ -30,14 +31,21 @@ from .common import (
 )
 
 
-def _select(exercises: tuple[str, ...], submission: Path | None,
-            exercises_dir: Path) -> tuple[dict[str, Path | None], str]:
-    """Map each exercise to grade onto its learner file (None = not submitted)."""
+def _select(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path, *,
+            allow_empty: bool = False) -> tuple[dict[str, Path | None], str]:
+    """Map each exercise to grade onto its learner file (None = not submitted).
+
+    A submission folder without any of the files looked for is a usage error, unless
+    ``allow_empty`` (Gradescope: an empty hand-in still gets its results file)."""
     if submission is not None:
         if not submission.is_dir():
             raise click.UsageError(f"--submission {submission}: not a folder")
         slugs = list(exercises) or list(catalog.load())
         files = {s: (submission / f"{s}.py") for s in slugs}
+        if not allow_empty and not any(p.is_file() for p in files.values()):
+            raise click.UsageError(
+                f"--submission {submission}: no exercise file in it (looked for "
+                f"{', '.join(f'{s}.py' for s in slugs)}); nothing was graded or written")
         return {s: (p if p.is_file() else None) for s, p in files.items()}, \
             submission.resolve().name
     if not exercises_dir.is_dir():
@@ -101,6 +109,22 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     return result
 
 
+def next_step(result: SubmissionResult) -> str | None:
+    """``next: grade show NEXT`` once an exercise of ``result`` passed: the first exercise after
+    it in the index's order (wrapping round) not passed yet; None when none passed."""
+    passed = [e.exercise for e in result.exercises if e.status == "passed"]
+    order = list(catalog.load())
+    if not passed or not set(passed) & set(order):
+        return None
+    done = {s for s, p in State.load().progress.items() if p.mastered} | set(passed)
+    last = max(order.index(s) for s in passed if s in order)
+    left = [s for s in order[last + 1:] + order[:last + 1] if s not in done]
+    if not left:
+        return (f"next: nothing left, all {len(order)} exercises pass (grade progress: your "
+                "record; grade interview: against the clock)")
+    return f"next: grade show {left[0]}"
+
+
 @click.command("run")
 @click.argument("exercises", nargs=-1, type=EXERCISE)
 @click.option("--submission", type=click.Path(path_type=Path, file_okay=False),
@@ -116,6 +140,9 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
               help="Re-grade an exercise whenever its file is saved; h: next hint, q: quit.")
 @click.option("--debounce", type=click.FloatRange(min=0), default=0.4, hidden=True,
               help="Watch mode: seconds a file must stay unchanged before it is graded.")
+@click.option("--poll", is_flag=True,
+              help="Watch mode: poll the files instead of waiting for file-system events "
+                   "(for a network or mounted folder whose events never arrive).")
 @click.option("--gradescope", is_flag=True,
               help="Run as a Gradescope autograder: grade /autograder/submission (unless "
                    "--submission is given) and write the results in Gradescope's format.")
@@ -137,7 +164,7 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
 @click.option("-v", "--verbose", count=True, help="More output (passed tests' notes, output).")
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
-        report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float,
+        report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float, poll: bool,
         gradescope: bool, gradescope_out: Path | None, autograder_root: Path,
         assignment_file: Path | None, feedback: str | None, isolation: str, private: bool,
         quiet: int, verbose: int) -> None:
@@ -153,7 +180,7 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
     default_level = "graded" if gradescope or task else "full"
     policy = task.policy(feedback) if task else Policy(feedback=feedback or default_level)
     budget = task.submission_seconds if task and task.submission_seconds else 900.0
-    files, name = _select(exercises, submission, exercises_dir)
+    files, name = _select(exercises, submission, exercises_dir, allow_empty=gradescope)
     verbosity = 1 + verbose - quiet
     if watch:
         if as_json or gradescope:
@@ -166,7 +193,7 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
         if device == "cuda":
             resolve_device(device, list(watched))  # no GPU: a usage error now, not later
         watch_files(watched, name, device=device, report_dir=report_dir, verbosity=verbosity,
-                    remember=submission is None, debounce_s=debounce)
+                    remember=submission is None, debounce_s=debounce, poll=poll)
         sys.exit(EXIT_OK)
     dev = resolve_device(device, list(files))
     try:
@@ -181,4 +208,8 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
 
         write_gradescope_json(gradescope_out, result)
         click.echo(f"Gradescope results: {gradescope_out}", err=True)
+    elif submission is None and not as_json:
+        line = next_step(result)
+        if line:
+            click.echo(line)
     sys.exit(EXIT_OK if result.all_passed else EXIT_FAILED)

@@ -1,15 +1,18 @@
 """`grade --watch`: re-grade an exercise when its file is saved, and say what changed.
 
-Files are polled (stat every ``poll_s``): it works on every file system and platform, needs no
-dependency, and a poll costs microseconds next to a grading. A change is graded once the file
-has stayed unchanged for ``debounce_s`` (editors write several times per save), and only when
-its content differs from the version last graded. Keys (see ``keys.py``): ``h`` the next hint
-of the exercise last graded, ``r`` re-grade it now, ``q`` quit; Ctrl-C quits too.
+Saves are seen through file-system events (``watchfiles``); where those cannot be had (no
+``watchfiles``, a watcher that fails) or with ``--poll`` (a network or mounted folder whose
+events never arrive), the files are polled instead (stat every ``poll_s``). A change is graded
+once the file has stayed unchanged for ``debounce_s`` (editors write several times per save),
+and only when its content differs from the version last graded. Keys (see ``keys.py``): ``h``
+the next hint of the exercise last graded, ``r`` re-grade it now, ``q`` quit; Ctrl-C quits.
 """
 
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 import time
 from pathlib import Path
 
@@ -107,6 +110,12 @@ class _Watch:
                             bold=True)
             self.previous[e.exercise] = tests
             self.results[e.exercise] = e
+        if self.remember:
+            from .grading import next_step
+
+            line = next_step(result)
+            if line:
+                click.echo(line)
         failing = [e.exercise for e in result.exercises if e.status != "passed"]
         self.current = (failing or [e.exercise for e in result.exercises])[0]
 
@@ -128,15 +137,120 @@ class _Watch:
             show_next_hint(self.current)
 
 
+class _Polling:
+    """The fallback where file events do not work: stat every file at each look."""
+
+    description = "polling the files"
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+        self.seen = {s: _stamp(p) for s, p in files.items()}
+
+    def changes(self) -> set[str]:
+        """The slugs whose file changed (mtime, size, created, removed) since the last look."""
+        out = set()
+        for s, p in self.files.items():
+            st = _stamp(p)
+            if st != self.seen[s]:
+                self.seen[s] = st
+                out.add(s)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class _EventsFailed(Exception):
+    pass
+
+
+class _Events:
+    """File-system events from ``watchfiles`` (inotify, FSEvents, ...), in a thread; the
+    folders of the files are watched, so a file created later is seen too."""
+
+    description = "file events"
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        import watchfiles  # ImportError: no events on this installation
+
+        self._slugs = {str(p.parent.resolve() / p.name): s for s, p in files.items()}
+        folders = sorted({str(p.parent.resolve()) for p in files.values()})
+        self._queue: queue.Queue[str | BaseException] = queue.Queue()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+
+        def run() -> None:
+            try:
+                for changes in watchfiles.watch(
+                        *folders, watch_filter=lambda _, path: path in self._slugs,
+                        debounce=400, step=50, rust_timeout=200, yield_on_timeout=True,
+                        stop_event=self._stop, recursive=False, raise_interrupt=False):
+                    self._ready.set()
+                    for _, path in changes:
+                        self._queue.put(self._slugs[path])
+            except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+                self._queue.put(exc)
+            finally:
+                self._ready.set()
+
+        self._thread = threading.Thread(target=run, name="grade-watch", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float = 2.0) -> None:
+        """Wait until the watcher is set up (or has failed), so no early save is missed."""
+        self._ready.wait(timeout)
+
+    def changes(self) -> set[str]:
+        """The slugs with an event since the last look; _EventsFailed once the watcher died."""
+        out = set()
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, BaseException):
+                raise _EventsFailed(str(item) or type(item).__name__)
+            out.add(item)
+        if not self._thread.is_alive() and not self._stop.is_set() and self._queue.empty():
+            raise _EventsFailed("the watcher stopped")
+        return out
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+
+
+def _source(files: dict[str, Path], poll: bool, fallback: _Polling) -> _Events | _Polling:
+    """File events where they work; ``fallback`` (polling) when asked for (``--poll``) or
+    when events cannot be had (no ``watchfiles``, a watcher that does not start)."""
+    if poll:
+        return fallback
+    try:
+        events = _Events(files)
+        events.wait_ready()
+        events.changes()  # a watcher that could not start says so now (files are graded next)
+    except Exception as exc:  # noqa: BLE001 - ImportError, _EventsFailed, a platform's error
+        click.echo(f"file events are not available ({exc}): polling the files instead")
+        return fallback
+    return events
+
+
 def watch_files(files: dict[str, Path], name: str, *, device: str, report_dir: Path,
                 verbosity: int, remember: bool = True, debounce_s: float = 0.4,
-                poll_s: float = 0.2) -> None:
+                poll_s: float = 0.2, poll: bool = False) -> None:
     """Grade ``files`` (slug -> learner file, existing or not), then re-grade each one when it
-    is saved, until ``q`` or Ctrl-C. ``device`` is the option's value (cpu, cuda or auto)."""
+    is saved, until ``q`` or Ctrl-C. ``device`` is the option's value (cpu, cuda or auto).
+
+    Saves are seen through file events (``watchfiles``); ``poll`` (or events that cannot be
+    had) stats the files every ``poll_s`` instead. Keys are read every ``poll_s`` either way.
+    """
     w = _Watch(files, name, device=device, report_dir=report_dir, verbosity=verbosity,
                remember=remember)
-    seen = {s: _stamp(p) for s, p in files.items()}
-    pending: dict[str, tuple[Stamp, float]] = {}  # slug -> (stamp, when it was last seen change)
+    fallback = _Polling(files)  # taken now: a switch to polling later misses no save
+    source = _source(files, poll, fallback)
+    if verbosity > 1:
+        click.echo(f"watch mode: {source.description}")
+    pending: dict[str, float] = {}  # slug -> when it last changed (the quiet period's start)
     present = [s for s, p in files.items() if p.is_file()]
     try:
         with Keys() as keys:
@@ -158,20 +272,26 @@ def watch_files(files: dict[str, Path], name: str, *, device: str, report_dir: P
                 elif key is not None and key != ENTER:
                     click.echo("keys: h next hint · r re-grade · q quit")
                 now = time.monotonic()
-                for s, p in files.items():
-                    st = _stamp(p)
-                    if st != seen[s] and (s not in pending or pending[s][0] != st):
-                        pending[s] = (st, now)  # (re)start the quiet period
-                ready = sorted((s for s, (_, t0) in pending.items() if now - t0 >= debounce_s),
+                try:
+                    changed_now = source.changes()
+                except _EventsFailed as exc:
+                    click.echo(f"file events stopped working ({exc}): polling the files "
+                               "instead")
+                    source.close()
+                    source = fallback
+                    changed_now = source.changes()
+                for s in changed_now:
+                    pending[s] = now  # (re)start the quiet period
+                ready = sorted((s for s, t0 in pending.items() if now - t0 >= debounce_s),
                                key=list(files).index)
                 if not ready:
                     continue
                 for s in ready:
-                    seen[s] = pending.pop(s)[0]
-                removed = [s for s in ready if seen[s] is None]
+                    del pending[s]
+                removed = [s for s in ready if not files[s].is_file()]
                 for s in removed:
                     click.echo(f"{files[s]} was removed; waiting for it to come back.")
-                changed = [s for s in ready if seen[s] is not None
+                changed = [s for s in ready if s not in removed
                            and _digest(files[s]) != w.graded.get(s)]
                 if changed:
                     click.clear()
@@ -180,5 +300,6 @@ def watch_files(files: dict[str, Path], name: str, *, device: str, report_dir: P
                     w.prompt(keys)
     except KeyboardInterrupt:
         pass
+    finally:
+        source.close()
     click.echo("stopped watching.")
-

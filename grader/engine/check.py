@@ -64,6 +64,11 @@ def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
               **protocol.map_leaves(copy.deepcopy(kwargs), _built_leaf))
 
 
+def _signature(args: tuple, kwargs: dict) -> tuple[int, ...]:
+    """The form of a call's arguments: the number of axes of each array among them."""
+    return tuple(v.ndim for v in (*args, *kwargs.values()) if isinstance(v, np.ndarray))
+
+
 def _shown(args: tuple, kwargs: dict) -> str:
     return ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
 
@@ -209,9 +214,12 @@ class Check:
         self.valued = 0                  # check.call / check.equal made so far
         self._confirmed: set[str] = set()  # functions a passing check.call has confirmed
         self._rejected: list[str] = []     # functions check.raises has been used on
+        self._probed: dict[tuple[str, str], tuple[bool, Any]] = {}  # the learner's probe calls
+        self.functions: set[str] = set()   # the learner's functions this test has checked
 
     def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
         self.checks += 1
+        self.functions.add(func)
         if len(self._calls) <= MAX_INPUTS:
             self._calls.append((func, args, kwargs))
         self.size = max(self.size, input_size(args, kwargs))
@@ -297,6 +305,7 @@ class Check:
         rtol = self.rtol if rtol is None else rtol
         atol = self.atol if atol is None else atol
         self.valued += 1
+        self.functions.update(f for f in (confirms, mistake_call and mistake_call[0]) if f)
         cmp = compare(actual, expected, rtol=rtol, atol=atol)
         self.comparisons.append(cmp)
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
@@ -309,6 +318,8 @@ class Check:
                 if mistake_outputs is None else next(
                     (m for m, wrong in mistake_outputs
                      if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
+            if found is None and mistake_call is not None:
+                cmp.regions = self._regions(mistake_call, cmp)
             message = f"{what}: {cmp.reason}"
             hidden = f"{what}: {cmp.hidden_reason}"
             if found is not None:
@@ -334,9 +345,56 @@ class Check:
                     lambda m=m: _run_here(m.fn, args, kwargs))
             except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
                 continue
-            if compare(actual, wrong, rtol=rtol, atol=atol).ok:
+            if compare(actual, wrong, rtol=rtol, atol=atol).ok and \
+                    self._holds_on_probes(m, _signature(args, kwargs), rtol, atol):
                 return m
         return None
+
+    def _holds_on_probes(self, m: KnownMistake, signature: tuple, rtol: float,
+                         atol: float) -> bool:
+        """Whether the learner also matches mistake ``m`` on the suite's probe calls of its
+        function (``suite.probes``) that have the failing call's ``signature`` (a 2-D input
+        is not probed with 1-D ones: the code paths may differ), wherever ``m`` differs from
+        the reference there."""
+        for args in getattr(self.mistakes, "probes", {}).get(m.func, ()):
+            if _signature(args, {}) != signature:
+                continue
+            try:
+                wrong = expected_values.get_or_compute(
+                    expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, {}),
+                    lambda a=args: _run_here(m.fn, a, {}))
+                right = self.expected(m.func, *args)
+                if compare(wrong, right, rtol=rtol, atol=atol).ok:
+                    continue  # the mistake does not show on this call
+            except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
+                continue
+            key = (m.func, expected_values.key(None, m.func, args, {}) or repr(args))
+            if key not in self._probed:
+                try:
+                    self._probed[key] = (True, getattr(self.learner, m.func)(*args))
+                except faults.LearnerFault:
+                    self._probed[key] = (False, None)
+            ok, actual = self._probed[key]
+            if not ok or not compare(actual, wrong, rtol=rtol, atol=atol).ok:
+                return False
+        return True
+
+    def _regions(self, call: tuple[str, tuple, dict],
+                 cmp: Comparison) -> list[tuple[str, str, np.ndarray]]:
+        """The suite's regions of ``call``'s result (``suite.region``) that fit its shape."""
+        func, args, kwargs = call
+        found = []
+        for r in getattr(self.mistakes, "regions", ()):
+            if r.func != func or cmp.outside is None:
+                continue
+            try:  # cheap (index arithmetic): computed where needed, never stored
+                mask = _run_here(r.fn, args, kwargs)
+            except Exception:  # noqa: BLE001 - a region that does not apply to these inputs
+                continue
+            mask = np.asarray(mask)
+            if mask.dtype == bool and mask.shape == cmp.outside.shape:
+                found.append((r.where, r.means, mask))
+        return found
 
     def raises(self, exc_type: str, func: str, *args: Any, new: bool = False,
                **kwargs: Any) -> None:
@@ -383,9 +441,12 @@ class Check:
         error."""
         return [f for f in self._rejected if f not in self._confirmed]
 
-    def fail(self, message: str, mistake: Any = None) -> None:
-        """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake."""
-        raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake))
+    def fail(self, message: str, mistake: Any = None, *, kind: str | None = None) -> None:
+        """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake;
+        ``kind`` the kind of failure when it is not wrong values (``"shape"``, ``"type"``,
+        ``"nan"``, ...: what ``hints`` and a test's ``hint_for`` go by)."""
+        raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake),
+                           kind=kind)
 
     def array(self, value: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
         """``value`` (a result of the learner's) as a numpy array of ``dtype``, for a suite
@@ -396,12 +457,13 @@ class Check:
         except (TypeError, ValueError, OverflowError) as exc:
             raise GradeFailure(f"{what} should be an array of numbers, but it is a "
                                f"{type(value).__name__} that numpy cannot read as one "
-                               f"({str(exc).split('. ')[0]})") from None
+                               f"({str(exc).split('. ')[0]})", kind="type") from None
 
-    def that(self, condition: bool, message: str) -> None:
-        """Fail with ``message`` unless ``condition`` holds (for property tests)."""
+    def that(self, condition: bool, message: str, *, kind: str | None = None) -> None:
+        """Fail with ``message`` unless ``condition`` holds (for property tests); ``kind`` as
+        for ``fail`` (None: the result's values do not have the property)."""
         if not condition:
-            raise GradeFailure(message)
+            raise GradeFailure(message, kind=kind)
 
     def curve(self, title: str, series: list[dict[str, Any]], *, x_label: str, y_label: str,
               log_x: bool = False, log_y: bool = False, marks: list[dict[str, Any]] = (),

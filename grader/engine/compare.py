@@ -56,6 +56,10 @@ class Comparison:
     expected_dtype: str = ""
     # Set by ``check``: the largest finite |number| among the call's inputs (None: unknown).
     input_max_abs: float | None = None
+    # Set by ``check`` on a failure: the exercise's regions of this result, as
+    # ``(where, means, mask)`` (``suite.region``), for ``hints.py``'s observations.
+    regions: list[tuple[str, str, np.ndarray]] = field(default_factory=list, repr=False,
+                                                       compare=False)
 
     def __post_init__(self) -> None:
         if not self.hidden_reason:
@@ -64,6 +68,7 @@ class Comparison:
     def release(self) -> None:
         """Drop the kept arrays (a passing comparison needs none of them)."""
         self.actual_array = self.expected_array = self.outside = None
+        self.regions = []
 
     @property
     def tolerance(self) -> str:

@@ -28,7 +28,7 @@ from .results import TestResult
 LEVELS = ("full", "graded")
 # failure kinds whose generic hint states nothing about the expected value
 _SAFE_KIND_HINTS = {"rule", "raised", "crashed", "timeout", "known_mistake", "nan", "inf",
-                    "precision", "large"}
+                    "precision", "large", "not_run"}
 
 
 def graded(result: TestResult, exc: BaseException | None) -> TestResult:
@@ -68,7 +68,7 @@ def _message(result: TestResult, exc: BaseException | None, diag: dict[str, Any]
         return _comparison_message(kind, diag)
     if isinstance(exc, faults.DiskFull | faults.TimedOut | faults.NotSubmitted |
                   faults.NotImplementedYet | faults.ImportFailed | faults.MissingName |
-                  faults.ObjectLost):
+                  faults.NotRun | faults.ObjectLost):
         return result.message  # the grader's words, or about the learner's own file
     if isinstance(exc, faults.LearnerRaised):
         return f"raised {exc.exc_type}"
@@ -91,6 +91,8 @@ def _comparison_message(kind: str, diag: dict[str, Any]) -> str:
         return "wrong shape" + yours
     if kind == "dtype":
         return "wrong dtype class (bool / int / float / complex)"
+    if kind == "layout":
+        return "the model's parameters are not laid out as the contract documents"
     share = _share(diag)
     if kind in ("nan", "inf"):
         return f"NaN or inf where the expected values are finite{share}"

@@ -1,4 +1,4 @@
-"""Hints that answer the failure: what this kind of failure usually means.
+"""Hints that answer the failure: what the grader measured about it.
 
 ``classify`` looks at how a test failed (the comparison, the learner's exception, the test's
 place among the exercise's tests) and returns ``(kind, text)``: the kind of failure and a
@@ -6,11 +6,22 @@ hint for it, shown beside the test's own hint. The text never quotes an expected
 input (it is shown for hidden tests too); it may describe the learner's own output (where the
 NaNs are, which axis differs).
 
+Observations before guesses: where and how a result is wrong is stated as a fact measured on
+the learner's output ("all 9 wrong values are in column 0", "every row of yours sums to
+0.5"), never as a cause guessed from a pattern. A cause is named only by a known mistake
+(``suite.mistake``, whose message is then the hint) or by a region the exercise declares
+(``suite.region``: "in the rows and columns of the prefix tokens", with what the exercise
+knows about values there).
+
 Kinds: ``shape``, ``dtype``, ``type``, ``none``, ``nan``, ``inf``, ``precision``, ``values``,
 ``large`` (right on the smaller tests of the exercise, wrong, failing or too slow on this
 larger one), ``raised``, ``not_raised``, ``wrong_exception``, ``crashed``, ``rule``,
 ``known_mistake`` (the mistake's own message is the hint). A timeout gets no kind hint of its
 own (the test's hint speaks to speed) unless it is a ``large`` one.
+
+A test's own hint declares the failure kinds it is about (``HINT_KINDS``,
+``@graded(hint_for=...)``); ``failure_kinds`` says which kinds a failure is, and the verdict
+shows the hint only where they meet.
 """
 
 from __future__ import annotations
@@ -20,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .compare import Comparison
+from grader.numbers import value as fmt
 
-# The largest x with exp(x) finite: float32, float64.
-EXP_OVERFLOW = (88.7, 709.8)
+from .compare import Comparison
 
 LABELS = {
     "shape": "wrong shape", "dtype": "wrong dtype", "type": "wrong type", "none": "no result",
@@ -31,7 +41,50 @@ LABELS = {
     "values": "where it is wrong", "large": "large inputs", "raised": "exception",
     "not_raised": "no exception", "wrong_exception": "wrong exception",
     "crashed": "crash", "rule": "source rule", "known_mistake": "known mistake",
+    "not_run": "finding the loop",
 }
+# The kind hint of a test not run because the exercise's calls hang (a loop that never ends).
+NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while it hangs: "
+           "the traceback shows the line it was running. Check each while loop's condition, "
+           "and that every step moves towards it.")
+
+# The failure kinds a test's own hint can be about (``@graded(hint_for=...)``).
+HINT_KINDS = {
+    "values": "wrong values: far from the expected ones, or a property the test checks fails",
+    "precision": "values close to the expected ones but outside the tolerance",
+    "shape": "a wrong shape (or number of items)",
+    "dtype": "a wrong dtype class (bool, int, float)",
+    "type": "not a number or an array: None, a string, an object",
+    "nan": "NaN where a number is expected, or a number where NaN is",
+    "inf": "inf in the wrong places",
+    "device": "a tensor on another device than its input",
+    "raised": "the learner's code raised an exception",
+    "not_raised": "no exception where the contract asks for one",
+    "wrong_exception": "another exception than the contract's",
+    "timeout": "a call that did not return in time",
+    "crashed": "the learner's process ended",
+    "large": "right on the smaller tests, wrong, failing or too slow on this larger one",
+    "rule": "a source rule broken",
+    "layout": "a model whose layers are not the documented ones (its weights do not load)",
+}
+# What a hint without ``hint_for`` is about (a replayed public test of a student release).
+DEFAULT_HINT_FOR = ("values",)
+_BASE_KINDS = {"tolerance": "values", "none": "type", None: "values"}
+
+
+def failure_kinds(base: str | None, classified: str | None, *,
+                  large: bool = False) -> frozenset[str]:
+    """The ``HINT_KINDS`` a failure is: ``base`` is what it says about itself (a comparison's
+    or a ``GradeFailure``'s kind, ``raised``, ``timeout``, ``crashed``; None: a property the
+    test checks), ``classified`` what ``classify`` made of it (``precision`` for close values),
+    ``large`` whether the smaller tests of the exercise passed."""
+    kind = _BASE_KINDS.get(base, base)
+    if classified == "precision":
+        kind = "precision"
+    kinds = {kind}
+    if large or classified == "large":
+        kinds.add("large")
+    return frozenset(kinds & set(HINT_KINDS))
 
 
 @dataclass
@@ -73,6 +126,8 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
         return kind, (f"An exception from deeper down (an IndexError, a numpy error) is not "
                       f"the contract's {expected_exc or 'error'}: test the condition yourself "
                       f"before computing and raise {expected_exc or 'it'} explicitly.")
+    if kind == "nan" and comparison is None:
+        return "nan", _NAN_GENERIC
     if kind in _BY_COMPARISON and (comparison is not None or kind in ("type", "none")):
         found = _BY_COMPARISON[kind](comparison, sizes)
         if found is not None:
@@ -81,8 +136,8 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
         if sizes.large_only:
             return "large", _large_text("raised " + exc_type, sizes)
         return "raised", _raised(exc_type, exc_message)
-    if status in ("timeout", "crashed") or (status == "failed" and kind in ("values", None)
-                                             and comparison is not None):
+    if status in ("timeout", "crashed") or (status == "failed" and comparison is not None
+                                             and kind in ("values", "tolerance", None)):
         if sizes.large_only:
             what = {"timeout": "timed out", "crashed": "crashed the process"}.get(
                 status, "gives wrong values")
@@ -124,11 +179,13 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
                     return "shape", (f"An extra axis of size 1 at position {i}: keepdims=True, "
                                      f"or a [None] / unsqueeze left in. Squeeze it.")
                 if i == 0:
-                    return "shape", (f"An extra leading axis of size {act[0]}: a batch or "
-                                     f"heads axis kept where the contract reduces it (a mean "
-                                     f"over heads?) or takes one element.")
-                return "shape", (f"An extra axis {i} of size {act[i]}: an axis the contract "
-                                 f"sums or averages over is still there.")
+                    return "shape", (f"Your result has an extra leading axis, of size "
+                                     f"{act[0]}, before the contract's axes: which axis of "
+                                     f"that size does the contract reduce (a mean, a sum) or "
+                                     f"index away?")
+                return "shape", (f"Your result has an extra axis {i}, of size {act[i]}: which "
+                                 f"axis of that size does the contract sum, average or index "
+                                 f"away?")
     if len(act) + 1 == len(exp):
         for i in range(len(exp)):
             if exp[:i] + exp[i + 1:] == act:
@@ -136,11 +193,12 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
                     return "shape", (f"Axis {i}, of size 1, is missing: keep it "
                                      f"(keepdims=True or [None]).")
                 if i == 0:
-                    return "shape", (f"The leading axis of size {exp[0]} is missing: a batch "
-                                     f"or heads axis dropped (indexed with [0], or reduced) "
-                                     f"where the contract keeps it.")
-                return "shape", (f"Axis {i} (of size {exp[i]}) is missing: reduced or "
-                                 f"squeezed where the contract keeps it.")
+                    return "shape", (f"Your result lacks the contract's leading axis (of size "
+                                     f"{exp[0]}): the contract keeps it. Find the step that "
+                                     f"reduces it or indexes it away.")
+                return "shape", (f"Your result lacks the contract's axis {i} (of size "
+                                 f"{exp[i]}): the contract keeps it. Find the step that "
+                                 f"reduces or squeezes it.")
     if len(act) != len(exp):
         return "shape", (f"Your result has {len(act)} axes, the contract's has {len(exp)}: "
                          f"reread the contract's shape line for the order and meaning of "
@@ -155,16 +213,20 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         gap = gaps.pop()
         if abs(gap) == 1 and len(differ) == 1:
             return "shape", (f"{where.capitalize()} is off by one ({act[differ[0]]} entries "
-                             f"instead of {exp[differ[0]]}): a range or slice bound, or one "
-                             f"token (the class token) counted or not.")
+                             f"instead of {exp[differ[0]]}): check the range or slice bound "
+                             f"that sets its length, and what it counts (if tokens: the "
+                             f"prefix tokens too).")
         entries = "entry" if abs(gap) == 1 else "entries"
+        each = "each have" if len(differ) > 1 else "has"
         if gap < 0:
-            return "shape", (f"{where.capitalize()} each have {-gap} {entries} too few: tokens "
-                             f"missing. Are the prefix tokens (class token, registers) "
-                             f"included, or was a range cut short?")
-        return "shape", (f"{where.capitalize()} each have {gap} {entries} too many: prefix "
-                         f"tokens added twice, or tokens where only the patch grid was "
-                         f"expected?")
+            return "shape", (f"{where.capitalize()} {each} {-gap} {entries} too few: check the "
+                             f"ranges or slices that set their lengths and, if they count "
+                             f"tokens, whether the prefix tokens (class token, registers) are "
+                             f"included.")
+        return "shape", (f"{where.capitalize()} {each} {gap} {entries} too many: check the "
+                         f"ranges or slices that set their lengths and, if they count tokens, "
+                         f"whether the prefix tokens are counted twice, or added where only "
+                         f"the patch grid belongs.")
     return "shape", (f"{where.capitalize()} differ ({act} instead of {exp}): check how each "
                      f"axis's length follows from the arguments.")
 
@@ -209,40 +271,43 @@ def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         return "nan", _NAN_GENERIC
     new_nan = np.isnan(act) & ~np.isnan(exp)
     if not new_nan.any():
-        return "nan", ("The contract's value is NaN here (undefined: nothing to interpolate, "
-                       "no data): return float('nan') instead of a clamped or extrapolated "
-                       "number.")
+        return "nan", ("Where yours is a number the contract's value is NaN (undefined: "
+                       "nothing to interpolate, no data): return float('nan') there.")
+    # (a NaN or inf hint is shown at every feedback level: it names no index)
+    n = int(new_nan.sum())
     if _rows_all_nan(act, new_nan):
-        return "nan", ("Whole rows of your result are NaN: that is 0/0, a row whose sum is zero "
-                       "divided by its sum (a fully masked or all-zero row before normalising). "
-                       "Make sure no row is empty, or guard the division.")
-    big = cmp.input_max_abs
-    if np.isinf(act).any() or (big is not None and big > EXP_OVERFLOW[0]):
-        shown = f" (they reach |x| = {big:.3g})" if big is not None else ""
-        return "nan", (f"NaN next to large inputs{shown}: if you exponentiate (a softmax), exp "
-                       f"overflows to inf past {EXP_OVERFLOW[1]:.0f} in float64 "
-                       f"({EXP_OVERFLOW[0]:.0f} in float32) and inf/inf is NaN. Subtract the "
-                       f"row maximum before exp; it does not change a softmax.")
-    return "nan", _NAN_GENERIC
+        seen = "Whole rows of your result are NaN, and no other value is."
+    elif n == act.size and n > 1:
+        seen = f"Every value of your result is NaN ({n} values)."
+    else:
+        place = _place(new_nan, named=False) if n > 1 else ""
+        seen = f"All {n} NaN values of yours are {place}." if place else ""
+    also = " Your result also holds inf, and inf - inf, inf / inf and 0 * inf are NaN." \
+        if np.isinf(act).any() else ""
+    return "nan", (seen + also + " " + _NAN_GENERIC).strip()
 
 
-_NAN_GENERIC = ("NaN comes from 0/0, inf - inf, 0 * inf, log or sqrt of a negative number, or "
-                "the mean of an empty slice. Run your function on a tiny input and find the "
-                "first NaN with np.isnan.")
+_NAN_GENERIC = ("NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
+                "number, or the mean of an empty slice (and inf from a division by 0 or exp of "
+                "a large number). Run your function on a tiny input and find the first NaN "
+                "with np.isnan.")
 
 
 def _inf(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
     act, exp = cmp.actual_array, cmp.expected_array
     if act is not None and exp is not None and (np.isinf(exp) & ~np.isinf(act)).any():
-        return "inf", ("The contract's value is infinite here (an unbounded quantity, e.g. a "
-                       "fit with too few rows): return math.inf rather than a large, negative "
-                       "or clipped number.")
-    big = cmp.input_max_abs
-    if big is not None and big > EXP_OVERFLOW[0]:
-        return "inf", (f"inf next to inputs as large as {big:.3g}: an overflow, most often exp "
-                       f"of a large number. Subtract the maximum before exponentiating.")
-    return "inf", ("inf where the result is finite: a division by zero, or an overflow (exp "
-                   "of a large number, or a float16/float32 intermediate).")
+        return "inf", ("Where the contract's value is infinite (an unbounded quantity, e.g. a "
+                       "fit with too few rows), yours is a finite number: return math.inf "
+                       "there.")
+    seen = ""
+    if act is not None and exp is not None:
+        wrong = np.isinf(act) & ~np.isinf(exp)
+        n = int(wrong.sum())
+        place = _place(wrong, named=False) if n > 1 else ""
+        seen = f"All {n} inf values of yours are {place}. " if place else ""
+    return "inf", (seen + "inf where the result is finite comes from a division by zero or an "
+                   "overflow (exp of a large number, a product of large numbers, a float16 or "
+                   "float32 intermediate).")
 
 
 def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
@@ -255,7 +320,13 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         with np.errstate(all="ignore"):
             r = np.abs(act[fin] - exp[fin]) / np.where(allowed > 0, allowed, np.inf)
         ratio = float(r.max()) if r.size else None
-    close = (rel is not None and rel <= 1e-3) or (ratio is not None and ratio <= 100)
+    # close: the largest error is small next to the values themselves (a rounding or a
+    # truncated series, not a wrong formula), whatever the tolerance
+    scale = float(np.abs(exp[np.isfinite(exp)]).max()) if exp is not None and \
+        np.isfinite(exp).any() else 0.0
+    share = cmp.max_abs_error / scale if scale > 0 and cmp.max_abs_error is not None else rel
+    close = share is not None and share <= 1e-3 and (
+        (rel is not None and rel <= 1e-3) or (ratio is not None and ratio <= 100))
     if not close:
         return _values(cmp, sizes)
     grows = (" The smaller tests pass, so the error grows with the size: a long sum "
@@ -265,7 +336,7 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         return "precision", (f"Close, but outside even the float32 tolerance{times}: accumulate "
                              f"in float64 (cast the inputs, or pass dtype=np.float64 to the sum)"
                              f" and convert at the end, if at all." + grows)
-    if rel is not None and 1e-9 <= rel <= 1e-4:
+    if rel is not None and 3e-8 <= rel <= 1e-4:  # float32's rounding: 6e-8 relative
         return "precision", (f"Close, but outside the tolerance{times}: a relative error near "
                              f"{rel:.0e} is the size of float32 rounding. Is an intermediate "
                              f"float32 (np.float32 arrays, torch's default dtype, "
@@ -277,55 +348,218 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
 
 
 def _values(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
-    """Where a plainly wrong result is wrong: a pattern in the learner's errors."""
+    """How and where a plainly wrong result is wrong, as measured on the learner's output:
+    a relation to the expected values that holds everywhere, or where the wrong values lie
+    (an exercise's region, a few rows or columns), which way they are off, and row sums."""
     act, exp, bad = cmp.actual_array, cmp.expected_array, cmp.outside
     if act is None or exp is None or bad is None or act.ndim == 0 or not bad.any():
         return None
     if sizes.large_only:
         return None  # classify() gives the "large" hint
-    if exp.dtype.kind in "iuf" and act.dtype.kind in "iuf":
-        a, e = act.astype(np.float64).ravel(), exp.astype(np.float64).ravel()
-        fin = np.isfinite(a) & np.isfinite(e)
-        a, e = a[fin], e[fin]
-        denom = float(e @ e)
-        if denom > 0 and a.size > 1:
-            c = float(a @ e) / denom
-            resid = np.linalg.norm(a - c * e) / max(np.linalg.norm(a), 1e-300)
-            if resid < 1e-6 and abs(c - 1) > 1e-3:
-                if abs(c + 1) < 1e-6:
-                    return "values", ("Your values are right up to their sign: a subtraction "
-                                      "the other way round, or a sign convention.")
-                return "values", (f"Your values are the expected ones times {c:.4g} "
-                                  f"everywhere: a normalisation is missing or extra (a mean "
-                                  f"instead of a sum, a factor 1/n or 2).")
-        if act.ndim == 2 and act.shape[0] == act.shape[1] and act.shape[0] > 1:
-            same_t = np.allclose(act, exp.T, rtol=cmp.rtol or 0, atol=cmp.atol or 0,
-                                 equal_nan=True) if exp.dtype.kind == "f" else \
-                bool((act == exp.T).all())
-            if same_t:
-                return "values", ("Your result is the transpose of the expected one: rows and "
-                                  "columns (queries and keys, inputs and outputs) are "
-                                  "swapped.")
-    elif exp.dtype.kind == "b" and act.ndim == 2 and act.shape[0] == act.shape[1]:
-        if bool((act == exp.T).all()):
-            return "values", "Your mask is the transpose of the expected one."
+    text = _relation(cmp, act, exp) or _observe(bad, act, exp, cmp.regions)
+    return ("values", text) if text else None
+
+
+def _relation(cmp: Comparison, act: np.ndarray, exp: np.ndarray) -> str:
+    """A relation between the learner's values and the expected ones that holds for every
+    element (a factor, an offset, a transpose, a reordering); "" when none does."""
+    square = act.ndim == 2 and act.shape[0] == act.shape[1] and act.shape[0] > 1
+    if exp.dtype.kind == "b":
+        if square and bool((act == exp.T).all()):
+            return "Your mask is the transpose of the expected one."
         if bool((act == ~exp).all()):
-            return "values", ("Every value of your mask is flipped: True and False mean the "
-                              "opposite of the contract's convention.")
-    if bad.ndim >= 1 and bad.size > 8:
-        edge = np.zeros_like(bad)
-        for ax in range(bad.ndim):
-            if bad.shape[ax] > 2:
-                idx = [slice(None)] * bad.ndim
-                idx[ax] = 0
-                edge[tuple(idx)] = True
-                idx[ax] = -1
-                edge[tuple(idx)] = True
-        if edge.any() and not edge.all() and not (bad & ~edge).any():
-            return "values", ("Only values at the edges are wrong: look at how your code treats "
-                              "the borders (wrap-around, padding, the first and the last "
-                              "index).")
-    return None
+            return "Every value of your mask is the opposite of the expected one."
+        return ""
+    if exp.dtype.kind not in "iuf" or act.dtype.kind not in "iuf":
+        return ""
+    a, e = act.astype(np.float64).ravel(), exp.astype(np.float64).ravel()
+    fin = np.isfinite(a) & np.isfinite(e)
+    a, e = a[fin], e[fin]
+    if a.size < 2:
+        return ""
+    scale = max(float(np.abs(e).max()), float(np.abs(a).max()), 1e-300)
+    denom = float(e @ e)
+    if denom > 0:
+        c = float(a @ e) / denom
+        resid = np.linalg.norm(a - c * e) / max(np.linalg.norm(a), 1e-300)
+        if resid < 1e-6 and abs(c - 1) > 1e-3:
+            if abs(c + 1) < 1e-6:
+                return "Every value of yours is the expected one with the opposite sign."
+            if abs(c) < 1e-12:
+                return ""
+            return f"Every value of yours is {c:.4g} times the expected one."
+    d = a - e
+    if float(np.ptp(d)) <= 1e-9 * scale and abs(float(d.mean())) > 1e-9 * scale:
+        off = float(d.mean())
+        return (f"Every value of yours is the expected one {'plus' if off > 0 else 'minus'} "
+                f"{fmt(abs(off))}.")
+    if square:
+        tol = dict(rtol=cmp.rtol or 0, atol=cmp.atol or 0)
+        same_t = np.allclose(act, exp.T, equal_nan=True, **tol) if exp.dtype.kind == "f" \
+            else bool((act == exp.T).all())
+        if same_t:
+            return "Your result is the transpose of the expected one."
+    if fin.all() and float(np.ptp(e)) > 0 and np.allclose(np.sort(a), np.sort(e),
+                                                         rtol=cmp.rtol or 0,
+                                                         atol=cmp.atol or 0):
+        return "Your result holds the expected values, in another order."
+    return ""
+
+
+def _observe(bad: np.ndarray, act: np.ndarray, exp: np.ndarray,
+             regions: list[tuple[str, str, np.ndarray]]) -> str:
+    """Where the wrong values lie and which way they are off, in sentences."""
+    n = int(bad.sum())
+    place = _place(bad) if n > 1 else ""
+    found = _regions_holding(bad, regions)
+    direction = _direction(bad, act, exp)
+    first = ""
+    if found:
+        where, _, exact = found[0]
+        first = (f"The wrong values are exactly those {where}" if exact and n > 1 else
+                 f"All {n} wrong values are {where}" if n > 1 else
+                 f"The only wrong value is {where}")
+        if place:
+            first += f" ({place})"
+    elif place:
+        first = f"All {n} wrong values are {place}"
+    if direction:
+        first = (f"{first}, and yours is {direction} at each of them" if first and n > 1 else
+                 f"{first}, and yours is {direction} there" if first else
+                 f"Yours is {direction} at every one of the {n} wrong values" if n > 1 else "")
+    sentences = [first + "."] if first else []
+    if len(found) > 1:
+        sentences.append(f"{'They are' if n > 1 else 'It is'} also {found[1][0]}.")
+    sentences += [means for _, means, _ in found[:2] if means]
+    sums = _row_sums(act, exp)
+    if sums:
+        sentences.append(sums)
+    return " ".join(sentences)
+
+
+def _regions_holding(bad: np.ndarray, regions: list[tuple[str, str, np.ndarray]]
+                     ) -> list[tuple[str, str, bool]]:
+    """The exercise's regions that hold every wrong value, smallest first, leaving out one
+    that covers the whole result (it says nothing) or holds a smaller region of the list
+    (the smaller says more): ``(where, means, exactly those values)``."""
+    holding = sorted((r for r in regions if r[2].shape == bad.shape and r[2].any()
+                      and not r[2].all() and not (bad & ~r[2]).any()),
+                     key=lambda r: int(r[2].sum()))
+    kept: list[tuple[str, str, np.ndarray]] = []
+    for r in holding:
+        if not any(not (k[2] & ~r[2]).any() and (r[2] & ~k[2]).any() for k in kept):
+            kept.append(r)
+    return [(where, means, bool((bad == mask).all())) for where, means, mask in kept]
+
+
+def _direction(bad: np.ndarray, act: np.ndarray, exp: np.ndarray) -> str:
+    """Which way every wrong value is off, when they all are off the same way."""
+    a, e = act[bad], exp[bad]
+    if exp.dtype.kind == "b" and act.dtype.kind == "b":
+        return "False" if not a.any() else "True" if a.all() else ""
+    if exp.dtype.kind in "iuf" and act.dtype.kind in "iuf":
+        with np.errstate(invalid="ignore"):
+            if bool((a > e).all()):
+                return "larger than the expected value"
+            if bool((a < e).all()):
+                return "smaller than the expected value"
+    return ""
+
+
+def _row_sums(act: np.ndarray, exp: np.ndarray) -> str:
+    """Every row of the learner's 2-D result having one sum (not the expected rows' common
+    sum), or different sums where the expected rows share one."""
+    if act.ndim != 2 or min(act.shape) < 2 or exp.dtype.kind not in "iuf" or \
+            act.dtype.kind not in "iuf":
+        return ""
+    sa, se = act.astype(np.float64).sum(axis=1), exp.astype(np.float64).sum(axis=1)
+    if not (np.isfinite(sa).all() and np.isfinite(se).all()):
+        return ""
+    tol_a = 1e-9 * max(1.0, float(np.abs(sa).max()))
+    tol_e = 1e-9 * max(1.0, float(np.abs(se).max()))
+    a_one, e_one = float(np.ptp(sa)) <= tol_a, float(np.ptp(se)) <= tol_e
+    if a_one and not (e_one and abs(float(sa[0] - se[0])) <= max(tol_a, tol_e)):
+        return f"Every row of yours sums to {fmt(float(sa.mean()))}."
+    if e_one and not a_one:
+        return (f"Your rows have different sums (from {fmt(float(sa.min()))} to "
+                f"{fmt(float(sa.max()))}), where the expected rows all have the same sum.")
+    return ""
+
+
+MAX_LINES = 3  # a place is named by at most this many rows, columns or indices (or a range)
+
+
+def _listed(idx: np.ndarray) -> str:
+    idx = [int(i) for i in idx]
+    if len(idx) >= 3 and idx == list(range(idx[0], idx[-1] + 1)):
+        return f"{idx[0]} to {idx[-1]}"
+    if len(idx) <= 1:
+        return "".join(map(str, idx))
+    return ", ".join(map(str, idx[:-1])) + f" and {idx[-1]}"
+
+
+def _lines(name: str, idx: np.ndarray, named: bool = True) -> str:
+    """"rows 0 and 8"; unnamed (no index: a kind hint shown at every feedback level),
+    "2 rows"."""
+    plural = {"row": "rows", "column": "columns", "index": "indices"}[name]
+    if not named:
+        return f"one {name}" if len(idx) == 1 else f"{len(idx)} {plural}"
+    return f"{name if len(idx) == 1 else plural} {_listed(idx)}"
+
+
+def _few(idx: np.ndarray, length: int) -> bool:
+    """Whether ``idx`` (sorted, some of ``range(length)``) names a place: a few indices, or
+    one run of at most half the axis."""
+    if not 0 < len(idx) < length:
+        return False
+    run = len(idx) >= 3 and int(idx[-1] - idx[0]) == len(idx) - 1
+    return len(idx) <= MAX_LINES or (run and 2 * len(idx) <= length)
+
+
+def _place(mask: np.ndarray, named: bool = True) -> str:
+    """Where the True values of ``mask`` lie when a few lines of the array hold them all
+    ("in column 0", "in rows 0 and 8", "in row 0 and column 0", "at indices 2 to 4", "on the
+    border of the array"); "" when they do not. ``named=False`` names no index ("in one
+    column", "in 2 rows")."""
+    if mask.ndim == 0 or mask.size <= 4 or mask.all() or not mask.any():
+        return ""
+    if mask.ndim == 1:
+        idx = np.flatnonzero(mask)
+        return "at " + _lines("index", idx, named) if _few(idx, mask.size) else ""
+    if mask.ndim == 2:
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        found = [(len(idx), f"in {_lines(name, idx, named)}") for name, idx, n in
+                 (("row", rows, mask.shape[0]), ("column", cols, mask.shape[1]))
+                 if _few(idx, n)]
+        if found:
+            return min(found)[1]
+        R, C = np.flatnonzero(mask.sum(axis=1) >= 2), np.flatnonzero(mask.sum(axis=0) >= 2)
+        if 0 < len(R) <= 2 and 0 < len(C) <= 2:
+            cover = np.zeros_like(mask)
+            cover[R, :] = True
+            cover[:, C] = True
+            if not (mask & ~cover).any() and not cover.all():
+                return f"in {_lines('row', R, named)} and {_lines('column', C, named)}"
+    else:
+        found = []
+        for ax in range(mask.ndim):
+            others = tuple(a for a in range(mask.ndim) if a != ax)
+            idx = np.flatnonzero(mask.any(axis=others))
+            if 0 < len(idx) < mask.shape[ax] and len(idx) <= 2:
+                found.append((len(idx), f"at {_lines('index', idx, named)} of axis {ax}"))
+        if found:
+            return min(found)[1]
+    edge = np.zeros_like(mask)
+    for ax in range(mask.ndim):
+        if mask.shape[ax] > 2:
+            idx = [slice(None)] * mask.ndim
+            idx[ax] = 0
+            edge[tuple(idx)] = True
+            idx[ax] = -1
+            edge[tuple(idx)] = True
+    if edge.any() and not edge.all() and not (mask & ~edge).any():
+        return "on the border of the array (the first or the last index of an axis)"
+    return ""
 
 
 _BY_COMPARISON: dict[str, Any] = {
@@ -343,13 +577,17 @@ _BY_COMPARISON: dict[str, Any] = {
 def _raised(exc_type: str, message: str) -> str:
     low = message.lower()
     base = exc_type.rsplit(".", 1)[-1]
+    if base == "ValueError" and any(w in low for w in ("broadcast", "shape", "reshape")):
+        return ("Your function raised ValueError from numpy: the shapes of two arrays do not "
+                "fit together (the message shows them). Print the shapes of that line's "
+                "operands on a small input.")
     if base == "ValueError":
         return ("Your function raised ValueError on arguments that are valid here: compare "
                 "your checks with the contract (the smallest sizes and the edge cases it "
                 "allows), or look for a shape mismatch inside a numpy call.")
     if base == "IndexError":
-        return ("An index ran past the end of an axis: check loop bounds and slices on the "
-                "smallest and the non-square inputs.")
+        return ("An index ran past the end of an axis (the message says which index and "
+                "axis): check the loop bounds, slices and computed indices that reach it.")
     if base in ("ZeroDivisionError", "FloatingPointError"):
         return "A division by zero: which denominator can be zero for these inputs?"
     if base == "TypeError":

@@ -27,6 +27,9 @@ from .check import Check
 from .results import TestResult
 
 _REFERENCES: dict[str, ModuleType] = {}
+# After this many timed-out calls of one exercise, its remaining tests are not run: a file
+# that hangs costs two call limits, not one per test.
+MAX_TIMEOUTS = 2
 
 
 def load_reference(slug: str) -> ModuleType:
@@ -67,6 +70,7 @@ class GradingPlugin:
         self._loaded: set[str] = set()
         self._logs: dict[str, CallLog] = {}
         self._started: dict[str, float] = {}
+        self._timeouts: dict[str, list[float]] = {}  # slug -> each timed-out call's limit
         self.sandbox_error: SandboxError | None = None
 
     # -- fixtures -------------------------------------------------------------------------
@@ -87,6 +91,7 @@ class GradingPlugin:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         if slug in self.import_faults:
             raise self.import_faults[slug]
+        self._stop_if_hanging(slug)
         if self.sandbox_error is not None:
             pytest.skip("ungradable: the sandbox failed")
         proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log)
@@ -111,6 +116,7 @@ class GradingPlugin:
         slug = slug_of(request.node)
         if slug not in self.submitted:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
+        self._stop_if_hanging(slug)
         return rules.read_source(Path(self.worker.files[slug]))
 
     @pytest.fixture
@@ -118,6 +124,11 @@ class GradingPlugin:
               reference: ModuleType) -> Check:
         ex = catalog.get(slug_of(request.node))
         return Check(learner, reference, mistakes_in(vars(request.module)), ex.rtol, ex.atol)
+
+    def _stop_if_hanging(self, slug: str) -> None:
+        timeouts = self._timeouts.get(slug, [])
+        if len(timeouts) >= MAX_TIMEOUTS:
+            raise faults.NotRun(len(timeouts), max(timeouts))
 
     # -- hooks ----------------------------------------------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -157,6 +168,9 @@ class GradingPlugin:
         if self.feedback_level == "graded":
             result = feedback.graded(result, call.excinfo.value if call.excinfo else None)
         slug = slug_of(item)
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):
+            self._timeouts.setdefault(slug, []).append(exc.seconds)
         self.results.setdefault(slug, []).append(result)
         if self.on_result is not None:
             self.on_result(slug, result)

@@ -23,6 +23,7 @@ class TestStatus(StrEnum):
     ERROR = "error"
     TIMEOUT = "timeout"
     CRASHED = "crashed"
+    NOT_RUN = "not_run"  # not called: earlier calls of the exercise had already timed out
 
 
 class ExerciseStatus(StrEnum):
@@ -35,7 +36,7 @@ class ExerciseStatus(StrEnum):
 TEST_STATUSES = tuple(TestStatus)
 EXERCISE_STATUSES = tuple(ExerciseStatus)
 # a test whose learner code did not give an answer at all (not a wrong one)
-ERROR_STATUSES = (TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.CRASHED)
+ERROR_STATUSES = (TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.CRASHED, TestStatus.NOT_RUN)
 
 
 class ComparisonFigure(TypedDict, total=False):

@@ -12,11 +12,15 @@
 A public test's result carries its inputs, the expected and actual values and their
 heatmaps; a hidden test's carries the size and place of the error only (its message is the
 comparison's ``hidden_reason``, its diagnostics and figures leave out expected values).
-Every failure also gets the hint for its kind (``hints.classify``).
+Every failure also gets the hint for its kind (``hints.classify``). The test's own hint is
+shown only where it fits: on a failure of a kind its ``hint_for`` names
+(``hints.failure_kinds``), and never beside a known mistake (its message names the cause) or
+a fault that says everything itself (not submitted, not implemented, not loaded, not run).
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +37,14 @@ from .compare import Comparison
 from .results import TestResult, TestStatus
 
 MAX_VALUES_CHARS = 3000
-# Per slug, the (size, passed) of the tests that compared values, in the order they ran.
-_HISTORY = pytest.StashKey[dict[str, list[tuple[int, bool]]]]()
+# Per slug, the (size, passed, learner functions checked) of the tests that compared values,
+# in the order they ran.
+_HISTORY = pytest.StashKey[dict[str, list[tuple[int, bool, frozenset[str]]]]]()
 # Faults whose message says everything: no kind hint.
 _SELF_EXPLAINED = (faults.NotSubmitted, faults.NotImplementedYet, faults.ImportFailed,
-                   faults.MissingName)
+                   faults.MissingName, faults.NotRun)
+# The failure kind (``hints.HINT_KINDS``) of a learner fault, by its status.
+_FAULT_KINDS = {"error": "raised", "timeout": "timeout", "crashed": "crashed"}
 
 
 def _test_name(item: pytest.Item) -> str:
@@ -74,7 +81,10 @@ def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
     if check is None or not check.valued:
         return hints.SizeContext()
     history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
-    smaller = [(size, ok) for size, ok in history if 0 < 4 * size <= check.size]
+    funcs = frozenset(check.functions)
+    # the smaller tests of the same functions: another function's tests say nothing of size
+    smaller = [(size, ok) for size, ok, f in history if 0 < 4 * size <= check.size
+               and (f & funcs or not (f or funcs))]
     if not smaller or not all(ok for _, ok in smaller):
         return hints.SizeContext(size=check.size)
     return hints.SizeContext(size=check.size, smaller_passed=len(smaller),
@@ -84,7 +94,8 @@ def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
 def _remember(item: pytest.Item, check: Check | None, passed: bool) -> None:
     if check is not None and check.valued:
         history = item.config.stash.setdefault(_HISTORY, {})
-        history.setdefault(_slug(item), []).append((check.size, passed))
+        history.setdefault(_slug(item), []).append((check.size, passed,
+                                                    frozenset(check.functions)))
 
 
 def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
@@ -92,13 +103,16 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     marker = item.get_closest_marker("grading")
     points = float(marker.kwargs["points"]) if marker else 0.0
     hint = marker.kwargs.get("hint", "") if marker else ""
-    doc = (getattr(item, "function", None).__doc__ or "").strip().splitlines()
+    hint_for = frozenset(marker.kwargs.get("hint_for", hints.DEFAULT_HINT_FOR) if marker
+                         else ())
+    # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
+    doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
     visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
     hidden = visibility != "public"
     result = TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
                         max_score=points,
                         duration_s=duration_s, visibility=visibility,
-                        description=doc[0] if doc else "", output=log.text() if log else "")
+                        description=" ".join(doc.split()), output=log.text() if log else "")
     if check is not None:
         result.notes = list(check.notes)
         result.figures = list(check.figures)
@@ -114,14 +128,17 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
         _remember(item, check, True)
         return result
     result.score = 0.0
-    result.hint = hint
     sizes = _sizes(item, check)
+    base: str | None = ""  # the failure's own kind ("" : none fits a test's hint)
     if isinstance(exc, GradeFailure):
         result.status = TestStatus.FAILED
         # a source rule quotes the learner's file (its names, its strings): shown inert
         result.message = inert(exc.hidden_message if hidden else exc.message)
         cmp = exc.comparison
-        if cmp is not None:
+        base = exc.kind if exc.mistake is None else ""
+        if cmp is None:
+            result.diagnostics = None  # an earlier, passing comparison's are not this one's
+        else:
             result.diagnostics = cmp.diagnostics(hidden)
             figure = figures.from_comparison(cmp, hidden=hidden, title=exc.what or "result")
             if figure is not None:
@@ -137,11 +154,13 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     elif isinstance(exc, faults.LearnerFault):
         result.status, result.message = TestStatus(exc.status), exc.message
         result.traceback = list(exc.traceback)
-        if isinstance(exc, (faults.NotSubmitted,)):
-            result.hint = ""
+        if isinstance(exc, faults.NotRun):
+            result.kind, result.kind_hint = "not_run", hints.NOT_RUN
         if isinstance(exc, faults.BadReturn):
+            base = "type"
             result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
         elif not isinstance(exc, _SELF_EXPLAINED):
+            base = _FAULT_KINDS.get(exc.status, "")
             result.kind, result.kind_hint = hints.classify(
                 status=exc.status, kind=None,
                 exc_type=exc.exc_type if isinstance(exc, faults.LearnerRaised) else None,
@@ -149,6 +168,11 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
     else:
         result.status = TestStatus.ERROR
         result.message = inert(f"grader error (not your fault): {type(exc).__name__}: {exc}")
-        result.hint = ""
+    if base != "":
+        kinds = hints.failure_kinds(base, result.kind, large=sizes.large_only)
+        if result.kind is None:  # no kind hint: still say what kind of failure it is
+            result.kind = next(iter(kinds - {"large"}), None)
+        if hint_for & kinds:
+            result.hint = hint
     _remember(item, check, False)
     return result

@@ -121,6 +121,7 @@ class _Watch:
         elif self.pure and self.ops and result.passed:
             rec.tests.append({"name": result.name, "points": float(kw.get("points", 0)),
                               "hint": kw.get("hint", ""), "timeout": kw.get("timeout"),
+                              "hint_for": list(kw.get("hint_for", ())) or None,
                               "description": result.description, "ops": self.ops})
         else:
             rec.left_out.append(result.name)

@@ -53,7 +53,9 @@ def public_tests(suite_file: str) -> dict[str, Any]:
         name = f"test_{recorded['name']}"
         test.__name__ = test.__qualname__ = name
         test.__doc__ = recorded["description"]
-        kw = {"timeout": recorded["timeout"]} if recorded.get("timeout") else {}
+        kw: dict[str, Any] = {"timeout": recorded["timeout"]} if recorded.get("timeout") else {}
+        if recorded.get("hint_for"):
+            kw["hint_for"] = tuple(recorded["hint_for"])
         tests[name] = graded(recorded["points"], recorded["hint"], visibility="public",
                              **kw)(test)
     return tests

@@ -16,7 +16,7 @@ from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text, make_dir
 
 from . import markdown, svg
-from .summary import SYMBOLS, summary_counts
+from .summary import SYMBOLS, mistake_label, names, shared_causes, shared_fault, summary_counts
 
 KIND_LABELS = {k: v[:1].upper() + v[1:] for k, v in LABELS.items()}
 DIAG_ROWS = [
@@ -47,8 +47,11 @@ def _statement_html(text: str) -> str:
 
 def render(result: SubmissionResult) -> str:
     known = catalog.load()
-    statements, meta = {}, {}
+    statements, meta, causes, cause_of = {}, {}, {}, {}
     for e in result.exercises:
+        # a cause several tests share is told once, above the tests (summary.shared_causes)
+        causes[e.exercise] = shared_causes(e)
+        cause_of[e.exercise] = {name: c for c in causes[e.exercise] for name in c.tests}
         ex = known.get(e.exercise)
         meta[e.exercise] = ex
         statements[e.exercise] = (_statement_html(ex.statement.read_text())
@@ -57,7 +60,9 @@ def render(result: SubmissionResult) -> str:
         r=result, meta=meta, statements=statements, counts=summary_counts(result),
         generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), fmt=numbers.points,
         show=_show, pct=numbers.percent, level=numbers.level, symbols=SYMBOLS,
-        diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS)
+        diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS,
+        causes=causes, cause_of=cause_of, shared_fault=shared_fault, names=names,
+        mistake_label=mistake_label)
 
 
 def write_html(path: Path, result: SubmissionResult) -> None:

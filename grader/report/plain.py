@@ -12,6 +12,8 @@ from typing import Any
 
 from grader.engine.results import ERROR_STATUSES, TestResult
 
+from .summary import mistake_label
+
 OUTPUT_CAP = 2000  # characters of a test's captured output kept in exports
 
 
@@ -38,8 +40,8 @@ def test_text(test: TestResult) -> str:
     if test.reason:
         lines.append(test.reason)
     if test.mistake:
-        name = str(test.mistake).replace("_", " ")
-        lines.append(f"Known mistake ({name}): {test.mistake_message}".rstrip())
+        lines.append(f"Known mistake ({mistake_label(test.mistake)}): "
+                     f"{test.mistake_message}".rstrip())
     if test.kind_hint and not test.mistake:
         lines.append(f"What this kind of failure usually means: {test.kind_hint}")
     if test.hint:

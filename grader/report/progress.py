@@ -1,55 +1,44 @@
-"""A progress bar for long runs: done/total, rate and ETA on one refreshed line (stderr)."""
+"""A progress bar for long runs (``grade bulk``): click's progress bar, on stderr."""
 
 from __future__ import annotations
 
 import sys
-import time
 from typing import TextIO
 
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60}:{seconds % 60:02d}" if seconds < 3600 else \
-        f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+import click
 
 
 class Progress:
-    """Call ``advance(label)`` after each item; ``close()`` prints the final line.
+    """Call ``advance(label)`` after each item; ``close()`` ends the bar.
 
-    On a terminal the line is redrawn in place; otherwise a line is printed every ``every``
-    items (and for the last), so logs stay readable.
+    On a terminal, click's bar (done/total, ETA, the last item) is redrawn in place; otherwise
+    click's same line is printed every ``every`` items (and for the last), so logs stay
+    readable. ``enabled=False`` (``-q``) prints nothing.
     """
 
-    def __init__(self, total: int, *, stream: TextIO = sys.stderr, width: int = 28,
+    def __init__(self, total: int, *, stream: TextIO | None = None, width: int = 28,
                  every: int = 10, enabled: bool = True) -> None:
-        self.total, self.stream, self.width, self.every = total, stream, width, every
-        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.total, self.every, self.enabled = total, every, enabled
         self.done = 0
-        self.started = time.monotonic()
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        # not drawn by click off a terminal (it would print only its label): see advance()
+        self._bar = click.progressbar(
+            length=total, file=self.stream, width=width, show_pos=True, show_eta=True,
+            bar_template="[%(bar)s] %(info)s", fill_char="#", empty_char="-",
+            item_show_func=lambda label: label or None, hidden=not (enabled and self.tty))
+        self._bar.__enter__()
 
-    def line(self, label: str = "") -> str:
-        elapsed = time.monotonic() - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else 0.0
-        filled = int(self.width * self.done / self.total) if self.total else self.width
-        bar = "#" * filled + "-" * (self.width - filled)
-        text = (f"[{bar}] {self.done}/{self.total}  {rate:.1f}/s  "
-                f"ETA {_clock(left) if self.done < self.total else '0:00'}")
-        return f"{text}  {label}" if label else text
+    def line(self) -> str:
+        """The bar's current line, as click formats it."""
+        return self._bar.format_progress_line()
 
     def advance(self, label: str = "", n: int = 1) -> None:
         self.done += n
-        if not self.enabled:
-            return
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + self.line(label)[:200])
-            self.stream.flush()
-        elif self.done % self.every == 0 or self.done == self.total:
-            self.stream.write(self.line(label) + "\n")
-            self.stream.flush()
+        self._bar.update(n, current_item=label)
+        if self.enabled and not self.tty and (self.done % self.every == 0
+                                              or self.done == self.total):
+            click.echo(self.line(), file=self.stream)
 
     def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        self._bar.__exit__(None, None, None)

@@ -1,15 +1,18 @@
-"""What every writer of one submission's result says the same way: the status symbols and
-the test counts of the summary line (plain Python: the terminal needs no jinja2)."""
+"""What every writer of one submission's result says the same way: the status symbols, the
+test counts of the summary line, and which tests share one cause (plain Python: the terminal
+needs no jinja2)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
-from grader.engine.results import SubmissionResult, TestStatus
+from grader.engine.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
 
 SYMBOLS = {TestStatus.PASSED: "✓", TestStatus.FAILED: "✗", TestStatus.ERROR: "!",
-           TestStatus.TIMEOUT: "⏱", TestStatus.CRASHED: "☠"}
+           TestStatus.TIMEOUT: "⏱", TestStatus.CRASHED: "☠",
+           TestStatus.NOT_RUN: "–"}
 
 
 def summary_counts(result: SubmissionResult) -> dict[str, Any]:
@@ -25,3 +28,83 @@ def summary_counts(result: SubmissionResult) -> dict[str, Any]:
     return {"total": len(tests), "passed": by_status.get("passed", 0),
             "other": [(s, n) for s, n in by_status.items() if s != "passed"],
             "public": "; ".join(parts)}
+
+
+def mistake_label(name: str | None) -> str:
+    """A known mistake's name as prose: ``no_wrap_around`` -> "no wrap around"."""
+    return str(name or "").replace("_", " ")
+
+
+def shared_fault(slug: str, test: TestResult) -> tuple[str, str] | None:
+    """The (status, message) of a failure that is not about this test but about the exercise's
+    file or its run, and so the same for every test it stops; None for any other result.
+
+    That is a file that could not be loaded ("grid_local_mask.py has a SyntaxError at line
+    4: ...", "... is binary (it contains NUL bytes)", "... raised ImportError while being
+    imported: ...") or lacks the function ("... does not define 'rho'"), an import that timed
+    out or crashed ("importing grid_local_mask.py: ..."), a file not submitted, and a test not
+    run because earlier calls had timed out. The test's own hint never fits such a failure:
+    its code never ran.
+    """
+    status, message = str(test.status), test.message
+    if status == TestStatus.NOT_RUN or (status == TestStatus.FAILED and
+                                        message == f"{slug}.py was not submitted"):
+        return status, message
+    if status == TestStatus.ERROR and message.startswith(f"{slug}.py "):
+        return status, message
+    if status in (TestStatus.TIMEOUT, TestStatus.CRASHED) and \
+            message.startswith(f"importing {slug}.py: "):
+        return status, message
+    return None
+
+
+@dataclass
+class Cause:
+    """One cause that several tests of an exercise share, explained once: a known mistake
+    (``kind`` "mistake": ``name``, its ``message``) or a shared fault (``kind`` "fault": the
+    status and message of ``shared_fault``). ``tests``: the names of the tests it explains;
+    ``whole``: it explains every test of the exercise."""
+
+    kind: str
+    message: str
+    name: str = ""
+    status: str = ""
+    tests: list[str] = field(default_factory=list)
+    whole: bool = False
+    hint: str = ""  # a fault's kind hint, the same for every test it stops (how to find a loop)
+
+    @property
+    def label(self) -> str:
+        return mistake_label(self.name)
+
+
+def shared_causes(exercise: ExerciseResult) -> list[Cause]:
+    """The causes of ``exercise`` that explain two or more of its failing tests, in the order
+    of their first test: each known mistake matched more than once, each shared fault
+    (``shared_fault``) met more than once. A cause of one test stays with that test."""
+    found: dict[tuple[str, ...], Cause] = {}
+    for t in exercise.tests:
+        if t.passed:
+            continue
+        fault = shared_fault(exercise.exercise, t)
+        if fault is not None:
+            cause = found.setdefault(("fault", *fault), Cause(
+                kind="fault", status=fault[0], message=fault[1], hint=t.kind_hint))
+        elif t.mistake:
+            cause = found.setdefault(("mistake", str(t.mistake)), Cause(
+                kind="mistake", name=str(t.mistake), message=t.mistake_message))
+        else:
+            continue
+        cause.tests.append(t.name)
+    causes = [c for c in found.values() if len(c.tests) >= 2]
+    for c in causes:
+        c.whole = len(c.tests) == len(exercise.tests)
+    return causes
+
+
+def names(tests: list[str], limit: int = 0) -> str:
+    """``a, b and c`` (with ``limit``, the first ``limit`` names and "and N more")."""
+    if limit and len(tests) > limit:
+        return ", ".join(tests[:limit]) + f" and {len(tests) - limit} more"
+    return ", ".join(tests[:-1]) + (" and " if len(tests) > 1 else "") + tests[-1] if tests \
+        else ""

@@ -176,6 +176,9 @@ def _heatmap(fig: dict[str, Any]) -> str:
     labelled = s >= 30
     worst = fig["worst"] if len(fig["worst"]) == 2 else [0, fig["worst"][0]]
     bad_cells = [(r, c) for r in range(rows) for c in range(cols) if bad[r][c]]
+    # a mask where most cells differ: outlining them would cover "yours" (the difference
+    # panel shows them, and its legend says how many)
+    mostly_wrong = 2 * len(bad_cells) > rows * cols
     widx = _tuple(fig["worst_index"])
     panels: list[tuple[str, str, str]] = []  # (title, body, legend)
     top, gap = 28.0, 26.0
@@ -203,7 +206,7 @@ def _heatmap(fig: dict[str, Any]) -> str:
                 out = _cells(grid, colour, x0, top, s)
                 if not boolean and labelled:
                     out += _labels(grid, colour, x0, top, s)
-                if title == "yours" and boolean:
+                if title == "yours" and boolean and not mostly_wrong:
                     out += _marks(bad_cells, x0, top, s, "#dc2626")
                 tip = (f"index {widx}: expected {fmt(exp[worst[0]][worst[1]])}, yours "
                        f"{fmt(act[worst[0]][worst[1]])}")
@@ -216,6 +219,8 @@ def _heatmap(fig: dict[str, Any]) -> str:
             f = _val(v)
             return NONFINITE if f is None else ("#dc2626" if f > 0 else "#f3f4f6")
         dtitle, dlegend_text = "where yours differs", "red = differs"
+        if mostly_wrong:
+            dlegend_text += f": {len(bad_cells)} of {rows * cols} cells"
         dscale = None
     else:
         dmax = _val(fig.get("dmax")) or 0.0

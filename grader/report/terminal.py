@@ -1,7 +1,17 @@
-"""Terminal output of a grading run: a line per test as it finishes, then a summary."""
+"""Terminal output of a grading run: a line per test as it finishes, then a summary.
+
+Every line of prose is wrapped to the terminal's width (``terminal_width``), between words
+(only a word longer than a whole line is cut). One cause is told once per exercise: a known
+mistake is explained at the first test it matches, the later ones name it, and the exercise
+ends with the tests it matched; the tests that one shared fault stopped (a file that cannot
+be loaded, a missing function, tests not run: ``summary.shared_fault``) are one entry, "all
+9 tests" when it stopped every test.
+"""
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -13,10 +23,29 @@ from grader import catalog, numbers
 from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult, TestResult
 
-from .summary import SYMBOLS, summary_counts
+from .summary import SYMBOLS, mistake_label, names, shared_fault, summary_counts
 
 COLOURS = {"passed": "green", "failed": "red", "error": "yellow", "timeout": "magenta",
-           "crashed": "yellow", "not_submitted": "bright_black"}
+           "crashed": "yellow", "not_run": "bright_black", "not_submitted": "bright_black"}
+DEFAULT_WIDTH = 100  # when the output is not a terminal (a pipe, a file, a test)
+MIN_WIDTH = 40
+INDENT = " " * 12    # a test's details, under its name
+HANG = INDENT + " " * 6  # the continuation lines of a labelled detail ("hint: ...")
+
+
+def terminal_width(stream: TextIO) -> int:
+    """The width to wrap to: when ``stream`` is a terminal, ``$COLUMNS`` if set, else the
+    terminal's own; ``DEFAULT_WIDTH`` for a pipe or a file (whatever the environment says,
+    so that captured output is the same everywhere); never under ``MIN_WIDTH``."""
+    try:
+        if not stream.isatty():
+            return DEFAULT_WIDTH
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else \
+            os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return DEFAULT_WIDTH
+    return max(MIN_WIDTH, width)
 
 
 def hidden_in_release(result: SubmissionResult) -> int:
@@ -29,15 +58,32 @@ def hidden_in_release(result: SubmissionResult) -> int:
 
 class Printer:
     """``verbosity``: 0 = a line per exercise, 1 = a line per test (+ why it failed),
-    2 = also notes and captured output of passed tests."""
+    2 = also notes and captured output of passed tests. ``width``: the width lines are
+    wrapped to (default ``terminal_width(stream)``)."""
 
-    def __init__(self, stream: TextIO = sys.stdout, verbosity: int = 1) -> None:
+    def __init__(self, stream: TextIO = sys.stdout, verbosity: int = 1,
+                 width: int | None = None) -> None:
         self.stream, self.verbosity = stream, verbosity
+        self.width = width or terminal_width(stream)
         self._current: str | None = None
-        self._done = 0
+        self._seen = 0                      # tests of the current exercise so far
+        self._held: list[TestResult] = []   # consecutive tests stopped by one shared fault
+        self._held_from_first = False       # ... starting with the exercise's first test
+        self._mistakes: dict[str, list[str]] = {}  # the current exercise's: name -> tests
+        self._shown: set[str] = set()       # the exercises whose tests were printed
 
     def _echo(self, text: str = "", **style: object) -> None:
         click.secho(text, file=self.stream, **style)
+
+    def _wrap(self, text: str, first: str = INDENT, rest: str | None = None,
+              **style: object) -> None:
+        """``text`` as one paragraph (its newlines are spaces: a learner's text cannot fake
+        a line of its own), wrapped to the width between words. Only a word longer than a
+        whole line is cut, where the line ends: kept whole, it would end its line early and
+        put the learner's next word at the start of one."""
+        self._echo(textwrap.fill(text, self.width, initial_indent=first,
+                                 subsequent_indent=first if rest is None else rest,
+                                 break_on_hyphens=False), **style)
 
     def start(self, name: str, device: str, n_exercises: int) -> None:
         if self.verbosity >= 1:
@@ -48,54 +94,108 @@ class Printer:
         if self.verbosity < 1:
             return
         if slug != self._current:
+            self._end_exercise()
             self._current = slug
+            self._shown.add(slug)
             self._echo(f"\n{slug} — {title}", bold=True)
-        status = click.style(f"{SYMBOLS.get(t.status, '?')} {t.status:<7}",
-                             fg=COLOURS.get(t.status))
-        points = f"{numbers.points(t.score)}/{numbers.points(t.max_score)}"
-        self._echo(f"  {status} {t.name:<38} {points:>7}  {t.duration_s:6.2f}s")
-        indent = " " * 12
+        self._seen += 1
+        fault = shared_fault(slug, t)
+        if self._held and fault != shared_fault(slug, self._held[0]):
+            self._release(whole=False)
+        if fault is not None:  # held until the fault's run of tests ends
+            if not self._held:
+                self._held_from_first = self._seen == 1
+            self._held.append(t)
+            return
+        self._print(t)
+
+    def _status(self, status: str, name: str, score: float, max_score: float,
+                duration_s: float) -> None:
+        shown = click.style(f"{SYMBOLS.get(status, '?')} {status:<7}", fg=COLOURS.get(status))
+        points = f"{numbers.points(score)}/{numbers.points(max_score)}"
+        column = max(0, min(38, self.width - 29))  # the name's: the line fits a narrow width
+        self._echo(f"  {shown} {name:<{column}} {points:>7}  {duration_s:6.2f}s")
+
+    def _print(self, t: TestResult, *, hint: bool = True) -> None:
+        self._status(t.status, t.name, t.score, t.max_score, t.duration_s)
         if not t.passed and t.message:
-            self._echo(textwrap.fill(t.reason, 96, initial_indent=indent,
-                                     subsequent_indent=indent))
+            self._wrap(t.reason)
             if t.mistake:
-                self._echo(textwrap.fill(f"known mistake: {t.mistake_message}", 96,
-                                         initial_indent=indent,
-                                         subsequent_indent=indent + "      "), fg="red")
+                matched = self._mistakes.setdefault(str(t.mistake), [])
+                matched.append(t.name)
+                if len(matched) == 1:
+                    self._wrap(f"known mistake: {t.mistake_message}", INDENT, HANG, fg="red")
+                else:
+                    self._wrap(f"known mistake: {mistake_label(t.mistake)} (explained above, "
+                               f"at {matched[0]})", INDENT, HANG, fg="red")
             if t.kind_hint:
-                self._echo(textwrap.fill(f"{LABELS.get(t.kind or '', 'why')}: {t.kind_hint}", 96,
-                                         initial_indent=indent,
-                                         subsequent_indent=indent + "      "), fg="yellow")
+                self._wrap(f"{LABELS.get(t.kind or '', 'why')}: {t.kind_hint}", INDENT, HANG,
+                           fg="yellow")
             for call in t.inputs[:3]:
-                line = f"input: {call}"
-                self._echo(indent + (line if len(line) <= 96 else line[:93] + "..."), dim=True)
-            if t.traceback:
-                for line in t.traceback[-3:]:
-                    self._echo(f"{indent}  {line}", dim=True)
-            if t.hint:
-                self._echo(textwrap.fill(f"hint: {t.hint}", 96, initial_indent=indent,
-                                         subsequent_indent=indent + "      "), fg="cyan")
+                self._wrap(f"input: {call}", INDENT, INDENT + " " * 7, dim=True)
+            for line in t.traceback[-3:]:
+                self._wrap(line, INDENT + "  ", INDENT + "      ", dim=True)
+            if t.hint and hint:
+                self._wrap(f"hint: {t.hint}", INDENT, HANG, fg="cyan")
         if self.verbosity >= 2:
             for note in t.notes:
-                self._echo(f"{indent}{note}", dim=True)
+                self._wrap(note, dim=True)
             if t.output:
-                self._echo(textwrap.indent(t.output.rstrip(), indent + "| "), dim=True)
+                self._echo(textwrap.indent(t.output.rstrip(), INDENT + "| "), dim=True)
+
+    def _release(self, *, whole: bool) -> None:
+        """Print the held tests: one of them as any test (without its hint: its code never
+        ran), several as one entry. ``whole``: the exercise ends here."""
+        held, self._held = self._held, []
+        if len(held) == 1:
+            self._print(held[0], hint=False)
+            return
+        first = held[0]
+        every = whole and self._held_from_first
+        self._status(first.status, f"all {len(held)} tests" if every else f"{len(held)} tests",
+                     sum(t.score for t in held), sum(t.max_score for t in held),
+                     sum(t.duration_s for t in held))
+        self._wrap(first.reason)
+        if first.kind_hint:
+            self._wrap(f"{LABELS.get(first.kind or '', 'why')}: {first.kind_hint}", INDENT,
+                       HANG, fg="yellow")
+        for line in first.traceback[-3:]:
+            self._wrap(line, INDENT + "  ", INDENT + "      ", dim=True)
+        if not every:
+            self._wrap(f"tests: {names([t.name for t in held])}", INDENT, INDENT + " " * 7,
+                       dim=True)
+        if self.verbosity >= 2 and first.output:
+            self._echo(textwrap.indent(first.output.rstrip(), INDENT + "| "), dim=True)
+
+    def _end_exercise(self) -> None:
+        """The current exercise's last test was printed: release what is held, then list the
+        tests of each known mistake matched more than once."""
+        if self._held:
+            self._release(whole=True)
+        for name, tests in self._mistakes.items():
+            if len(tests) > 1:
+                self._wrap(f"known mistake {mistake_label(name)}: matched by {len(tests)} "
+                           f"tests ({names(tests)})", "  ", "    ", fg="red")
+        self._mistakes, self._seen = {}, 0
 
     def finish(self, result: SubmissionResult, report: Path) -> None:
+        self._end_exercise()
+        self._current = None
         self._echo()
         for e in result.exercises:
             if self.verbosity < 1 or e.status in ("not_submitted", "error"):
                 line = f"{e.exercise:<26} {e.status.replace('_', ' '):<14} " \
                        f"{numbers.points(e.score)}/{numbers.points(e.max_score)}"
-                if e.message and e.status != "not_submitted":
-                    line += "  " + " ".join(e.message.splitlines())  # one line: no fake lines
-                self._echo(line, fg=COLOURS.get(e.status))
+                if e.message and e.status != "not_submitted" and e.exercise not in self._shown:
+                    line += "  " + e.message  # (said once: with its tests when they were shown)
+                self._wrap(line, "", " " * 28, fg=COLOURS.get(e.status))
         counts = summary_counts(result)
-        self._echo(f"Score {numbers.points(result.score)}/{numbers.points(result.max_score)} · "
+        self._wrap(f"Score {numbers.points(result.score)}/{numbers.points(result.max_score)} · "
                    f"{counts['passed']}/{counts['total']} tests pass"
-                   + (f" ({counts['public']})" if counts["public"] else ""), bold=True)
+                   + (f" ({counts['public']})" if counts["public"] else ""), "", "  ",
+                   bold=True)
         hidden = hidden_in_release(result)
         if hidden:
-            self._echo(f"{hidden} hidden test{'s' if hidden != 1 else ''} will run when your "
-                       "work is graded (this release holds the public tests only).")
+            self._wrap(f"{hidden} hidden test{'s' if hidden != 1 else ''} will run when your "
+                       "work is graded (this release holds the public tests only).", "")
         self._echo(f"Report: {report}")

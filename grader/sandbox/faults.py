@@ -70,6 +70,21 @@ class TimedOut(LearnerFault):
 
     def __init__(self, seconds: float, message: str = "", **kw):
         super().__init__(message or f"timed out after {seconds:g} s", **kw)
+        self.seconds = seconds
+
+
+class NotRun(LearnerFault):
+    """Not called: enough calls of this exercise had already timed out (``MAX_TIMEOUTS``)."""
+
+    status = "not_run"
+
+    def __init__(self, timeouts: int, seconds: float, **kw):
+        super().__init__(f"not run: {_count(timeouts)} calls already timed out after "
+                         f"{seconds:g} s", **kw)
+
+
+def _count(n: int) -> str:
+    return {2: "two", 3: "three"}.get(n, str(n))
 
 
 class Crashed(LearnerFault):

@@ -21,6 +21,7 @@ from grader.inert import inert
 
 from . import faults, forkserver, gpu_watch, isolation, reply
 from .harness import protocol
+from .harness.worker import NOT_TEXT
 from .reply import Reply
 from .treewatch import TreeWatch
 
@@ -318,10 +319,12 @@ class WorkerProcess:
         if where == "import":
             if kind == "missing" or exc_type == "FileNotFoundError":
                 return faults.NotSubmitted(f"{module}.py was not submitted", **kw)
+            if exc_type == NOT_TEXT:  # the worker never imported it (text_problem)
+                return faults.ImportFailed(f"{module}.py {message}", **kw)
             if exc_type in ("SyntaxError", "IndentationError", "TabError"):
+                at = f" at line {failure.lineno}" if failure.lineno is not None else ""
                 return faults.ImportFailed(
-                    f"{module}.py has a {exc_type} at line {failure.lineno}: "
-                    f"{message.split(' (line')[0]}", **kw)
+                    f"{module}.py has a {exc_type}{at}: {message.split(' (line')[0]}", **kw)
             return faults.ImportFailed(
                 f"{module}.py raised {exc_type} while being imported: {message}", **kw)
         if kind == "missing":

@@ -85,53 +85,61 @@ def _column(A_layers, n_prefix, H_p, W_p):
 
 
 @graded(1, "With one layer and one head there is nothing to multiply: form Â and read the "
-           "class token's row.", visibility="public")
+           "class token's row.", visibility="public",
+        hint_for=("values", "shape", "raised"))
 def test_one_layer_one_head(check):
     """One layer given as a 2-D (T, T) map (one head), 2x2 grid, one class token."""
     check.call(F, _layers(1, 1, 1, 5, two_d=True), 1, 2, 2)
 
 
 @graded(1, "Each layer is (h, T, T): average the heads before adding the identity.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values", "shape"))
 def test_three_layers_four_heads(check):
     """Three layers of four heads on a 3x3 grid."""
     check.call(F, _layers(2, 3, 4, 10), 1, 3, 3)
 
 
 @graded(1, "The order of the product matters: the first layer acts first, so it is the "
-           "rightmost factor.")
+           "rightmost factor.",
+        hint_for=("values",))
 def test_order_of_layers(check):
     """Six layers with sharp, very different maps: the product order shows."""
     check.call(F, _layers(3, 6, 2, 10), 1, 3, 3)
 
 
-@graded(1, "Patches come after all n_prefix prefix tokens; the class token is index 0.")
+@graded(1, "Patches come after all n_prefix prefix tokens; the class token is index 0.",
+        hint_for=("values", "shape"))
 def test_several_prefix_tokens(check):
     """A class token and two registers (n_prefix=3) on a 2x4 grid."""
     check.call(F, _layers(4, 4, 3, 11), 3, 2, 4)
 
 
-@graded(1, "Reshape in raster order: W_p columns per row.")
+@graded(1, "Reshape in raster order: W_p columns per row.",
+        hint_for=("values", "shape"))
 def test_non_square_grid(check):
     """A 3x5 grid (non-square)."""
     check.call(F, _layers(5, 2, 2, 16), 1, 3, 5)
 
 
 @graded(1, "Divide each row of 0.5*Ā + 0.5*I by its own sum: rows need not sum to 1 after "
-           "weights were zeroed.")
+           "weights were zeroed.",
+        hint_for=("values",))
 def test_rows_that_do_not_sum_to_one(check):
     """Maps whose smallest 60% of weights were zeroed (rows sum to less than 1)."""
     check.call(F, _thresholded(6, 3, 2, 10), 1, 3, 3)
 
 
-@graded(1, "If every map is the identity, information never leaves its token.")
+@graded(1, "If every map is the identity, information never leaves its token.",
+        hint_for=("values", "nan"))
 def test_identity_attention(check):
     """Identity maps: the class token draws nothing from the patches (all zeros)."""
     check.call(F, [np.eye(7)[None].repeat(2, axis=0) for _ in range(3)], 1, 2, 3)
 
 
 @graded(1, "Check the layer shapes against T = n_prefix + H_p*W_p, the class token, and the "
-           "empty case before computing.")
+           "empty case before computing.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_invalid_arguments_raise(check):
     """A wrong T, n_prefix=0 and an empty list raise ValueError; the same layers on the grid
     they fit give the right rollout."""
@@ -143,7 +151,8 @@ def test_invalid_arguments_raise(check):
 
 
 @graded(1, "ViT-B/16 at 224 pixels: 12 layers of 12 heads over 197 tokens. Use matrix "
-           "products, not Python loops over tokens.", timeout=20)
+           "products, not Python loops over tokens.", timeout=20,
+        hint_for=("timeout",))
 def test_vit_b16_sized_input(check):
     """12 layers of 12 heads, T = 197 (a 14x14 grid and a class token)."""
     check.call(F, _layers(8, 12, 12, 197), 1, 14, 14, timed=True)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import graded, mistake, reference
+from grader.suite import graded, mistake, probes, reference
 
 PF = "pareto_frontier"
 CM = "compute_to_match"
@@ -114,6 +114,16 @@ def _clamps(target_accuracy, compute, accuracy):
     return _match(target_accuracy, compute, accuracy, outside="clamp")
 
 
+# A matched mistake must match again on these: scrambled rows, ties in compute and in
+# accuracy, a model beaten by a cheaper one but not by its neighbour; targets inside, at a
+# model and outside the frontier's range.
+_PC = [5.0, 1.0, 3.0, 3.0, 8.0, 2.0, 6.0, 12.0, 7.0]
+_PA = [76.0, 70.0, 75.0, 73.0, 80.0, 70.0, 72.0, 80.0, 74.0]
+PROBES = probes(PF, (_PC, _PA))
+MATCH_PROBES = probes(CM, (72.5, _PC, _PA), (77.0, _PC, _PA), (75.0, _PC, _PA),
+                      (69.0, _PC, _PA), (85.0, _PC, _PA))
+
+
 def _random_models(seed, n, tie_levels=None):
     """Seeded models: accuracy grows with log10(compute), plus noise; accuracies rounded to 0.01."""
     rng = np.random.default_rng(seed)
@@ -129,20 +139,23 @@ def _random_models(seed, n, tie_levels=None):
 # -- pareto_frontier -----------------------------------------------------------------------------
 
 @graded(1, "Sort the ViTs by compute and keep one when it beats every cheaper ViT. Which ViT "
-           "costs more than a cheaper one and is still less accurate?", visibility="public")
+           "costs more than a cheaper one and is still less accurate?", visibility="public",
+        hint_for=("values", "shape"))
 def test_frontier_table6_vits(check):
     """The ViT rows of Table 6: ViT-B/16 costs more than ViT-L/32 and is less accurate."""
     check.call(PF, *_table6("ViT"))
 
 
-@graded(1, "List the frontier in increasing compute, whatever the order of the input rows.")
+@graded(1, "List the frontier in increasing compute, whatever the order of the input rows.",
+        hint_for=("values", "shape"))
 def test_frontier_table6_all_models(check):
     """All 18 rows of Table 6 (ViTs, ResNets and hybrids) together."""
     check.call(PF, *_table6())
 
 
 @graded(1, "Compare each model with the best accuracy among ALL cheaper models, not with its "
-           "neighbour in the sorted order.")
+           "neighbour in the sorted order.",
+        hint_for=("values", "shape"))
 def test_frontier_shuffled_rows(check):
     """A hand-made set given in scrambled order; a model beats its neighbour but not all."""
     compute = [300.0, 10.0, 50.0, 20.0, 1000.0, 40.0, 500.0]
@@ -150,27 +163,31 @@ def test_frontier_shuffled_rows(check):
     check.call(PF, compute, accuracy)
 
 
-@graded(1, "A model exactly as accurate as a cheaper one is not 'higher than' it.")
+@graded(1, "A model exactly as accurate as a cheaper one is not 'higher than' it.",
+        hint_for=("values", "shape"))
 def test_frontier_ties_in_accuracy(check):
     """Equal accuracies at higher compute are not on the frontier."""
     check.call(PF, [10.0, 20.0, 40.0, 80.0], [70.0, 70.0, 75.0, 75.0])
 
 
 @graded(1, "Read the contract on equal compute: a model is judged only against STRICTLY "
-           "cheaper models, so models of equal compute do not compete with each other.")
+           "cheaper models, so models of equal compute do not compete with each other.",
+        hint_for=("values", "shape"))
 def test_frontier_ties_in_compute(check):
     """Models of equal compute: each is judged against strictly cheaper models only."""
     check.call(PF, [1.0, 1.0, 2.0, 2.0], [75.0, 70.0, 82.0, 80.0])
     check.call(PF, [5.0, 5.0, 9.0], [60.0, 60.0, 61.0])
 
 
-@graded(1, "One model is its own frontier.")
+@graded(1, "One model is its own frontier.",
+        hint_for=("values", "shape", "raised", "type"))
 def test_frontier_single_model(check):
     """A single model."""
     check.call(PF, [123.0], [50.0])
 
 
-@graded(1, "Sort once (by compute, then accuracy, then index) and take a running maximum.")
+@graded(1, "Sort once (by compute, then accuracy, then index) and take a running maximum.",
+        hint_for=("values", "shape"))
 def test_frontier_random(check):
     """300 seeded models, and 300 more on 12 compute levels (many ties in compute)."""
     check.call(PF, *_random_models(21, 300))
@@ -178,7 +195,8 @@ def test_frontier_random(check):
 
 
 @graded(1, "Validate the inputs first and raise ValueError: the lengths must match, there "
-           "must be a model, and log(compute) needs compute > 0.")
+           "must be a model, and log(compute) needs compute > 0.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_frontier_invalid_arguments_raise(check):
     """Unequal lengths, no model, compute <= 0 or not finite, NaN accuracy raise ValueError;
     valid models still give the right frontier."""
@@ -192,7 +210,8 @@ def test_frontier_invalid_arguments_raise(check):
 
 
 @graded(1, "One sort and one running maximum (np.maximum.accumulate) handle 5,000 models "
-           "in well under a millisecond; comparing every pair is quadratic.", timeout=30)
+           "in well under a millisecond; comparing every pair is quadratic.", timeout=30,
+        hint_for=("timeout",))
 def test_frontier_large(check):
     """5,000 seeded models, some sharing a compute value."""
     check.call(PF, *_random_models(23, 5000, tie_levels=2000), timed=True)
@@ -200,7 +219,8 @@ def test_frontier_large(check):
 
 # -- compute_to_match ----------------------------------------------------------------------------
 
-@graded(1, "At a frontier model's own accuracy no interpolation is needed.", visibility="public")
+@graded(1, "At a frontier model's own accuracy no interpolation is needed.", visibility="public",
+        hint_for=("values", "nan", "raised"))
 def test_match_at_frontier_models(check):
     """At each frontier ViT's accuracy the answer is that ViT's compute."""
     compute, accuracy = _table6("ViT")
@@ -211,7 +231,8 @@ def test_match_at_frontier_models(check):
 
 
 @graded(1, "Halfway in accuracy between two frontier models, log(compute) is halfway too: "
-           "that is the geometric mean of their computes.")
+           "that is the geometric mean of their computes.",
+        hint_for=("values",))
 def test_match_geometric_midpoint(check):
     """Halfway in accuracy between two frontier models gives the geometric mean of computes."""
     compute, accuracy = [10.0, 1000.0], [70.0, 80.0]
@@ -221,7 +242,8 @@ def test_match_geometric_midpoint(check):
 
 
 @graded(2, "For each ResNet, interpolate log(compute) between the two frontier ViTs whose "
-           "accuracies bracket the ResNet's accuracy.")
+           "accuracies bracket the ResNet's accuracy.",
+        hint_for=("values",))
 def test_match_table6_resnets(check):
     """The statement's question: the ViT compute matching each ResNet of Table 6."""
     vit_compute, vit_accuracy = _table6("ViT")
@@ -258,7 +280,8 @@ def _draw_frontier(check, matches):
 
 
 @graded(1, "A ViT beaten by a cheaper ViT is not on the frontier: skip it when you look for "
-           "the bracketing pair.")
+           "the bracketing pair.",
+        hint_for=("values",))
 def test_match_skips_models_off_the_frontier(check):
     """A target between two frontier ViTs, next to the off-frontier ViT-B/16."""
     compute, accuracy = _table6("ViT")
@@ -267,7 +290,8 @@ def test_match_skips_models_off_the_frontier(check):
 
 
 @graded(1, "Outside the frontier's accuracy range nothing brackets the target: do not "
-           "extrapolate and do not clamp.")
+           "extrapolate and do not clamp.",
+        hint_for=("nan", "raised"))
 def test_match_outside_range_is_nan(check):
     """Targets below the cheapest or above the best frontier model give nan; the ends do not."""
     compute, accuracy = _table6("ViT")
@@ -275,7 +299,8 @@ def test_match_outside_range_is_nan(check):
         check.call(CM, target, compute, accuracy)
 
 
-@graded(1, "Build the frontier first (by increasing compute), then search it by accuracy.")
+@graded(1, "Build the frontier first (by increasing compute), then search it by accuracy.",
+        hint_for=("values", "nan"))
 def test_match_random(check):
     """Seeded models (with ties in compute) and targets across and beyond their range."""
     compute, accuracy = _random_models(31, 200, tie_levels=40)
@@ -285,7 +310,8 @@ def test_match_random(check):
 
 
 @graded(1, "compute_to_match uses the same inputs as pareto_frontier: validate them the "
-           "same way.")
+           "same way.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_match_invalid_arguments_raise(check):
     """Invalid compute/accuracy raise ValueError; valid ones still give the right compute."""
     check.raises("ValueError", CM, 75.0, [1.0, 2.0], [70.0])
@@ -295,7 +321,8 @@ def test_match_invalid_arguments_raise(check):
 
 
 @graded(1, "Reuse the vectorised frontier; the bracketing pair is one np.searchsorted away.",
-        timeout=30)
+        timeout=30,
+        hint_for=("timeout",))
 def test_match_large(check):
     """5,000 seeded models."""
     compute, accuracy = _random_models(33, 5000)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import GradeFailure, graded, mistake, reference, source_rule
+from grader.suite import GradeFailure, graded, mistake, probes, reference, region, source_rule
 
 F = "conv_via_attention"
 R = "rho"
@@ -139,6 +139,31 @@ def _unstable(X, W_conv, alpha):
         return _contract(X, W_conv, weights)
 
 
+# A matched mistake must match again on these small 1-D and 2-D inputs (non-square, k = 3 and
+# 5, C != C_out, moderate and large alpha), and rho's on two more alphas.
+_P1, _P2 = np.random.default_rng(70), np.random.default_rng(71)
+PROBES = probes(F, (_P1.standard_normal((7, 2)), _P1.standard_normal((3, 2, 3)), 1.5),
+                (_P2.standard_normal((4, 6, 2)), _P2.standard_normal((3, 2, 5, 5)), 2.5),
+                (_P1.standard_normal((6, 3)), _P1.standard_normal((2, 3, 5)), 40.0))
+RHO_PROBES = probes(R, (0.5,), (3.0,))
+
+
+# -- regions of conv_via_attention's result ----------------------------------------------------
+
+@region(F, "at the positions whose kernel window reaches past an end of the signal",
+        means="Only those outputs read pixels across the ends, where indices wrap around: "
+              "there the neighbour of index 0 is index n - 1.")
+def _window_wraps(X, W_conv, alpha):
+    X, W_conv = np.asarray(X), np.asarray(W_conv)
+    a = W_conv.shape[2] // 2
+    near_end = [(np.arange(n) < a) | (np.arange(n) >= n - a) for n in X.shape[:-1]]
+    if X.ndim == 2:
+        wraps = near_end[0]
+    else:
+        wraps = near_end[0][:, None] | near_end[1][None, :]
+    return np.broadcast_to(wraps[..., None], X.shape[:-1] + (W_conv.shape[0],)).copy()
+
+
 # -- known mistakes: rho -----------------------------------------------------------------------
 
 @mistake(R, "leading_term_only",
@@ -172,7 +197,8 @@ def _data(seed, x_shape, w_shape):
 
 @graded(1, "One head per tap u, aimed at offset u - a. Score every key by -alpha times its "
            "squared circular distance to the head's target, softmax over keys, then multiply by "
-           "that tap's (C, C_out) matrix and add the heads.", visibility="public")
+           "that tap's (C, C_out) matrix and add the heads.", visibility="public",
+        hint_for=("values", "shape"))
 def test_one_d_small(check):
     """1-D, n = 8, C = C_out = 3, k = 3, alpha = 2 (blurry heads)."""
     X, W = _data(1, (8, 3), (3, 3, 3))
@@ -181,7 +207,8 @@ def test_one_d_small(check):
 
 @graded(1, "In 2-D the head for tap (u, v) aims at (r + u - a, c + v - a); its score adds the "
            "squared circular row distance and the squared circular column distance.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values", "shape"))
 def test_two_d_small(check):
     """2-D, H = 5, W = 6, C = 2, C_out = 3, k = 3, alpha = 1.5."""
     X, W = _data(2, (5, 6, 2), (3, 2, 3, 3))
@@ -198,7 +225,8 @@ def _probe(n, alpha, learner):
 
 
 @graded(1, "With alpha = 2 the target's score is 0 and each neighbour's is -2: the target gets "
-           "1/(1 + 2e^-2 + ...) of the weight.")
+           "1/(1 + 2e^-2 + ...) of the weight.",
+        hint_for=("values",))
 def test_seed_head_weights(check, learner):
     """The seed's figures: alpha = 2 puts ~0.79 on the target and ~0.11 on each neighbour;
     alpha = 10 puts 0.99991 on the target."""
@@ -222,7 +250,8 @@ def test_seed_head_weights(check, learner):
 
 @graded(2, "As alpha grows each head reads exactly one pixel: tap u of a cross-correlation "
            "reads X[(q + u - a) mod n]. Check the direction of the offset and the kernel layout "
-           "(C_out, C, k).")
+           "(C_out, C, k).",
+        hint_for=("values", "shape", "raised"))
 def test_one_d_limit_is_cross_correlation(check, learner):
     """1-D, alpha = 40: equal to the circular cross-correlation for k = 1, 3, 5 and several
     channel counts (1 -> 1, 3 -> 2, 4 -> 4)."""
@@ -235,7 +264,8 @@ def test_one_d_limit_is_cross_correlation(check, learner):
 
 
 @graded(2, "In 2-D tap (u, v) of W_conv[o, c', u, v] reads X[(r + u - a) mod H, (c + v - a) "
-           "mod W, c']: rows first, columns second, with separate wrap-around on each axis.")
+           "mod W, c']: rows first, columns second, with separate wrap-around on each axis.",
+        hint_for=("values", "shape", "raised"))
 def test_two_d_limit_is_cross_correlation(check, learner):
     """2-D, alpha = 40, non-square images: equal to the circular cross-correlation for
     k = 1, 3, 5 and several channel counts."""
@@ -249,7 +279,8 @@ def test_two_d_limit_is_cross_correlation(check, learner):
 
 
 @graded(1, "Each head's error is its off-target mass times a difference of pixels, and the "
-           "off-target mass is at most rho(alpha) ~ 2e^-alpha.")
+           "off-target mass is at most rho(alpha) ~ 2e^-alpha.",
+        hint_for=("values",))
 def test_error_tracks_rho(check, learner):
     """The seed's decay on a random 1-D signal (n = 32, one channel, k = 3): the max error
     against the cross-correlation is order 1 at alpha = 1, in the 1e-4 range at 10, about 1e-8
@@ -294,7 +325,8 @@ def _draw_error_against_rho(check, X, W, Y):
 
 
 @graded(1, "At moderate alpha every key gets some weight: the distance must be circular in "
-           "both directions, and all k*k heads are added.")
+           "both directions, and all k*k heads are added.",
+        hint_for=("values",))
 def test_blurry_heads_k5(check):
     """k = 5 with small alpha (0.3 and 0.7), where the far keys and the wrap-around matter."""
     X, W = _data(30, (7, 3), (3, 3, 5))
@@ -303,7 +335,8 @@ def test_blurry_heads_k5(check):
     check.call(F, X, W, 0.7)
 
 
-@graded(1, "alpha = 0 makes every score 0: each head averages all pixels.")
+@graded(1, "alpha = 0 makes every score 0: each head averages all pixels.",
+        hint_for=("values", "nan", "raised"))
 def test_alpha_zero_averages(check):
     """alpha = 0: uniform attention, every pixel gets mean(X) @ (sum of the taps)."""
     X, W = _data(40, (4, 5, 2), (3, 2, 3, 3))
@@ -313,7 +346,8 @@ def test_alpha_zero_averages(check):
 
 
 @graded(1, "The circular distance handles any n, even when the kernel is wider than the "
-           "signal: offsets wrap around several times.")
+           "signal: offsets wrap around several times.",
+        hint_for=("values", "shape", "raised"))
 def test_smallest_sizes(check):
     """n = 1, n = 2 (ties in the circular distance), a 1x1 image, and k = 5 on n = 3."""
     for i, (xs, ws) in enumerate([((1, 2), (3, 2, 3)), ((2, 1), (2, 1, 3)),
@@ -324,7 +358,8 @@ def test_smallest_sizes(check):
 
 
 @graded(1, "Subtract each row's largest score before exp: exp of a large positive number is "
-           "inf, and inf/inf is NaN.")
+           "inf, and inf/inf is NaN.",
+        hint_for=("nan", "inf"))
 def test_large_alpha_stays_finite(check, learner):
     """alpha = 1e4 in 1-D and 2-D: finite, and equal to the cross-correlation."""
     for i, (xs, ws) in enumerate([((9, 2), (3, 2, 3)), ((5, 6, 2), (2, 2, 3, 3))]):
@@ -336,13 +371,14 @@ def test_large_alpha_stays_finite(check, learner):
             bad = int(np.sum(~np.isfinite(out)))
             known = _unstable.__known_mistake__
             raise GradeFailure(f"alpha = 1e4: {bad} of {out.size} values are NaN or inf, the "
-                               f"reference's are all finite", mistake=known)
+                               f"reference's are all finite", mistake=known, kind="nan")
         check.equal(out, _xcorr(X, W), **LIMIT_TOL, what="alpha = 1e4 against the circular "
                     "cross-correlation", mistake_call=(F, (X, W, 1e4), {}))
 
 
 @graded(1, "Check the arguments before computing: X and W_conv must agree on the number of "
-           "spatial axes and on C, and the kernel must be odd (and square in 2-D).")
+           "spatial axes and on C, and the kernel must be odd (and square in 2-D).",
+        hint_for=("not_raised", "wrong_exception"))
 def test_invalid_arguments_raise(check):
     """Even k, channel mismatch, a non-square 2-D kernel, mismatched dimensions and a negative
     alpha raise ValueError; valid 1-D and 2-D arguments still give the right output."""
@@ -360,14 +396,16 @@ def test_invalid_arguments_raise(check):
 
 
 @graded(1, "Build each head's (n, n) weight matrix with broadcasting and contract with einsum "
-           "or matmul; Python loops over queries, keys and heads are slow.", timeout=30)
+           "or matmul; Python loops over queries, keys and heads are slow.", timeout=30,
+        hint_for=("timeout",))
 def test_large_input(check):
     """A 16x20 image with 8 -> 8 channels and k = 3 (2,880 head-query pairs over 320 keys)."""
     X, W = _data(80, (16, 20, 8), (8, 8, 3, 3))
     check.call(F, X, W, 3.0, timed=True)
 
 
-@graded(1, "rho(alpha) = 2 * (e^-alpha + e^-4alpha + e^-9alpha + ...).", visibility="public")
+@graded(1, "rho(alpha) = 2 * (e^-alpha + e^-4alpha + e^-9alpha + ...).", visibility="public",
+        hint_for=("values", "precision"))
 def test_rho_values(check):
     """rho at alpha = 1, 2, 10, 20 to 1e-12 relative."""
     for alpha in (1.0, 2.0, 10.0, 20.0):
@@ -375,7 +413,8 @@ def test_rho_values(check):
 
 
 @graded(1, "For small alpha the terms decay slowly: keep adding until exp(-alpha z^2) is "
-           "negligible next to the sum. alpha <= 0 makes the sum diverge.")
+           "negligible next to the sum. alpha <= 0 makes the sum diverge.",
+        hint_for=("values", "precision", "timeout", "not_raised", "wrong_exception"))
 def test_rho_extremes(check):
     """Small alpha (1e-3, 0.05) needs hundreds of terms; large alpha (60, 1e4) is tiny or 0;
     alpha <= 0 raises ValueError."""

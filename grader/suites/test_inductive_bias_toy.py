@@ -132,7 +132,8 @@ def _rows(seed, N, n):
 
 
 @graded(1, "Circular neighbours of every position at once: np.roll shifts a row by one place.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values",))
 def test_toy_targets_small(check):
     """N = 3 rows of n = 8, beta = 0.3, sigma = 0.5."""
     X, noise = _rows(1, 3, 8)
@@ -140,7 +141,8 @@ def test_toy_targets_small(check):
 
 
 @graded(1, "The gain 1 + beta*cos(2 pi t/n) is 1 + beta at t = 0, 1 at t = n/4 and 1 - beta "
-           "at t = n/2.")
+           "at t = n/2.",
+        hint_for=("values",))
 def test_toy_targets_seed_gains(check, learner):
     """The seed's gains for n = 32, beta = 0.3: 1.3 at position 0, 1.0 at 8, 0.7 at 16 (read
     off with rows whose only non-zero entry is the left neighbour, x_{t-1} = 1)."""
@@ -153,7 +155,8 @@ def test_toy_targets_seed_gains(check, learner):
 
 
 @graded(1, "Short rows wrap around: with n = 2 the left and right neighbours are the same "
-           "position.")
+           "position.",
+        hint_for=("values", "shape", "raised"))
 def test_toy_targets_short_rows(check):
     """One row, n = 1, 2, 3; beta = 0 and sigma = 0 (the bare slope); a negative beta."""
     for i, n in enumerate((1, 2, 3)):
@@ -165,7 +168,8 @@ def test_toy_targets_short_rows(check):
 
 
 @graded(1, "One equation per (row, position): stack the k taps of every position as the "
-           "columns of an (N*n, k) design matrix.", visibility="public")
+           "columns of an (N*n, k) design matrix.", visibility="public",
+        hint_for=("values", "shape"))
 def test_shared_kernel_small(check):
     """k = 3 on N = 5 rows of n = 8 with arbitrary targets."""
     X, Y = _rows(20, 5, 8)
@@ -173,7 +177,8 @@ def test_shared_kernel_small(check):
 
 
 @graded(1, "Tap m reads X[:, (t + m - k//2) mod n]: k = 1 is the position itself, k = 5 reaches "
-           "two places each way.")
+           "two places each way.",
+        hint_for=("values", "shape", "raised"))
 def test_shared_kernel_other_k(check):
     """k = 1 and k = 5 on toy targets, and k = 3 given by keyword."""
     X, noise = _rows(21, 6, 10)
@@ -184,7 +189,8 @@ def test_shared_kernel_other_k(check):
 
 
 @graded(1, "The drifting part beta*g_t averages to zero over positions, so with lots of data "
-           "the best shared kernel is the true slope kernel.")
+           "the best shared kernel is the true slope kernel.",
+        hint_for=("values",))
 def test_shared_kernel_finds_true_kernel(check, learner):
     """On 2,000 toy rows (n = 32) the fit is within 0.02 of (1, 0, -1), per weight."""
     X, noise = _rows(22, 2000, 32)
@@ -196,7 +202,8 @@ def test_shared_kernel_finds_true_kernel(check, learner):
 
 
 @graded(1, "Solve min ||X @ W - Y|| for all n outputs at once: each column of W is its own "
-           "regression on the same design X.")
+           "regression on the same design X.",
+        hint_for=("values", "shape"))
 def test_full_map_overdetermined(check):
     """N = 100 rows of n = 16 (more rows than coefficients)."""
     X, noise = _rows(30, 100, 16)
@@ -204,7 +211,8 @@ def test_full_map_overdetermined(check):
 
 
 @graded(1, "With N < n many W fit exactly; the normal equations X^T X are singular. "
-           "np.linalg.lstsq (or the pseudo-inverse) picks the minimum-norm one.")
+           "np.linalg.lstsq (or the pseudo-inverse) picks the minimum-norm one.",
+        hint_for=("values", "raised", "nan", "inf"))
 def test_full_map_underdetermined(check):
     """N = 10 rows of n = 16: the minimum-norm exact fit."""
     X, Y = _rows(31, 10, 16)
@@ -212,14 +220,16 @@ def test_full_map_underdetermined(check):
 
 
 @graded(1, "Per output: the convolution pays beta^2 plus a tiny estimation term; the full map "
-           "pays sigma^2 n/(N - n - 1).", visibility="public")
+           "pays sigma^2 n/(N - n - 1).", visibility="public",
+        hint_for=("values",))
 def test_predicted_errors_defaults(check):
     """The defaults (n = 32, k = 3, sigma = 0.5, beta = 0.3) at N = 50, 122, 400, 1000."""
     for N in (50, 122, 400, 1000):
         check.call(PE, N)
 
 
-@graded(1, "With N <= n + 1 the full map's excess is unbounded: return math.inf.")
+@graded(1, "With N <= n + 1 the full map's excess is unbounded: return math.inf.",
+        hint_for=("inf", "raised"))
 def test_predicted_errors_edges(check):
     """N = 33 and 34 around n + 1, N = 1, and other n, k, sigma, beta."""
     for N in (1, 32, 33, 34):
@@ -229,7 +239,8 @@ def test_predicted_errors_edges(check):
 
 
 @graded(1, "Set the full map's excess sigma^2 n/(N - n - 1) equal to the convolution's bias "
-           "beta^2 and solve for N.")
+           "beta^2 and solve for N.",
+        hint_for=("values",))
 def test_crossover_rows(check, learner):
     """The seed's crossover 121.9 rows for the defaults, other settings, and beta = 0 (inf)."""
     got = check.call(CR)
@@ -240,7 +251,8 @@ def test_crossover_rows(check, learner):
     check.call(CR, 32, 0.5, 0.0)
 
 
-@graded(1, "Validate shapes and parameters before computing, and raise ValueError.")
+@graded(1, "Validate shapes and parameters before computing, and raise ValueError.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_invalid_arguments_raise(check):
     """Shape mismatches, non-2-D inputs, k out of range, N < 1, sigma < 0 raise ValueError;
     valid arguments at the edges (k = 1 and k = n, N = 1, sigma = 0) give the right values."""
@@ -265,7 +277,8 @@ def test_invalid_arguments_raise(check):
 
 
 @graded(1, "Build the design matrix with one fancy-indexing step (or np.roll per tap), not a "
-           "Python loop over rows and positions.", timeout=30)
+           "Python loop over rows and positions.", timeout=30,
+        hint_for=("timeout",))
 def test_large_inputs(check):
     """5,000 rows of n = 64: the targets and the shared kernel (320,000 equations)."""
     X, noise = _rows(40, 5000, 64)
@@ -278,7 +291,8 @@ N_TRIALS, N_TEST, Z_MAX, REL_SLACK = 20, 500, 4.0, 0.01
 
 @graded(3, "Both fits are plain least squares on the training rows; the test error is "
            "measured on fresh rows. If your fits pass the other tests, check that you return "
-           "w in tap order and W for Yhat = X @ W.", timeout=60)
+           "w in tap order and W for Yhat = X @ W.", timeout=60,
+        hint_for=("values", "shape"))
 def test_measured_errors_track_predictions(check, learner):
     """The seed's claim: fitted on fresh toy data (n = 32, sigma = 0.5, beta = 0.3), the two
     models' measured test errors per output track the predictions at N = 60, 122 and 400.
@@ -299,7 +313,7 @@ def test_measured_errors_track_predictions(check, learner):
             W = check.array(learner.fit_full_map(X, Y), "fit_full_map's W")
             check.that(w.shape == (3,) and W.shape == (n, n),
                        f"expected w of shape (3,) and W of shape ({n}, {n}), got {w.shape} "
-                       f"and {W.shape}")
+                       f"and {W.shape}", kind="shape")
             errs.append((np.mean((Yt - Xt[:, idx] @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
         errs = np.array(errs)
         means[N] = errs.mean(axis=0)

@@ -61,20 +61,23 @@ def _wrong_width(A, H_p, W_p, P, n_prefix):
 
 
 @graded(1, "Start with one image: for each patch query, sum weight times distance over the "
-           "patch keys.", visibility="public")
+           "patch keys.", visibility="public",
+        hint_for=("values", "shape", "raised"))
 def test_one_image(check):
     """One image (h, T, T): 2 heads on a 3x3 grid, P = 16, one class token."""
     check.call(F, _maps(1, (2, 10, 10)), 3, 3, 16, 1)
 
 
-@graded(1, "A batch (B, h, T, T) is averaged over images as well as over patch queries.")
+@graded(1, "A batch (B, h, T, T) is averaged over images as well as over patch queries.",
+        hint_for=("values", "shape"))
 def test_batch_of_images(check):
     """A batch of 4 images, 3 heads, 4x4 grid, P = 8."""
     check.call(F, _maps(2, (4, 3, 17, 17)), 4, 4, 8, 1)
 
 
 @graded(1, "Drop the prefix keys, then make each query's weights over the patch keys sum to "
-           "1 again.")
+           "1 again.",
+        hint_for=("values",))
 def test_prefix_weight_is_renormalised(check):
     """Heads that put a lot of weight on the class token: the renormalisation shows."""
     A = _maps(3, (2, 3, 10, 10)).copy()  # cached inputs are read-only
@@ -84,13 +87,15 @@ def test_prefix_weight_is_renormalised(check):
 
 
 @graded(1, "Patch i sits at row i // W_p and column i % W_p; on a non-square grid H_p and "
-           "W_p are not interchangeable.")
+           "W_p are not interchangeable.",
+        hint_for=("values",))
 def test_non_square_grid(check):
     """A 2x5 grid with P = 14."""
     check.call(F, _maps(4, (2, 2, 11, 11)), 2, 5, 14, 1)
 
 
-@graded(1, "n_prefix prefix tokens come first; with n_prefix=0 every token is a patch.")
+@graded(1, "n_prefix prefix tokens come first; with n_prefix=0 every token is a patch.",
+        hint_for=("values", "shape", "raised"))
 def test_prefix_counts(check):
     """n_prefix = 0 and n_prefix = 5 (class token and four registers)."""
     check.call(F, _maps(5, (1, 2, 9, 9)), 3, 3, 16, 0)
@@ -98,7 +103,8 @@ def test_prefix_counts(check):
 
 
 @graded(1, "A head that attends only to its own patch has distance 0; one that attends "
-           "uniformly has the grid's mean pairwise distance.")
+           "uniformly has the grid's mean pairwise distance.",
+        hint_for=("values",))
 def test_local_and_uniform_heads(check):
     """Head 0 attends to itself only, head 1 uniformly over the patches."""
     T, N = 17, 16
@@ -109,7 +115,8 @@ def test_local_and_uniform_heads(check):
     check.call(F, A, 4, 4, 16, 1)
 
 
-@graded(1, "Check that A's last two axes are (T, T) with T = n_prefix + H_p*W_p.")
+@graded(1, "Check that A's last two axes are (T, T) with T = n_prefix + H_p*W_p.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_invalid_arguments_raise(check):
     """A T that does not fit the grid and a negative n_prefix raise ValueError; the same maps
     on the grid they fit give the right distances."""
@@ -120,7 +127,8 @@ def test_invalid_arguments_raise(check):
 
 
 @graded(1, "ViT-B/16 at 224 pixels has 197 tokens: build the (N_p, N_p) distance matrix once "
-           "and use one weighted sum, not loops over queries.", timeout=20)
+           "and use one weighted sum, not loops over queries.", timeout=20,
+        hint_for=("timeout",))
 def test_vit_b16_sized_input(check):
     """8 images, 12 heads, a 14x14 grid (T = 197), P = 16."""
     check.call(F, _maps(8, (8, 12, 197, 197)), 14, 14, 16, 1, timed=True)

@@ -89,7 +89,8 @@ def _load(check, learner, model, **kwargs: Any) -> None:
         shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         check.fail(f"The reference's weights do not load into your PatchViT({shown}) with "
                    f"load_state_dict(strict=True): {exc.raw_message}. The statement fixes each "
-                   "layer's name and shape (its table \"The layers, by name\").")
+                   "layer's name and shape (its table \"The layers, by name\").",
+                   kind="layout")
 
 
 def _loaded(check, learner, device: str, **kwargs: Any):
@@ -152,17 +153,18 @@ def _tokens(check, model, x: torch.Tensor, n_tokens: int, dim: int) -> torch.Ten
     """``model.forward(x)``, checked to be a ``(B, n_tokens, dim)`` tensor on x's device."""
     out = model.forward(x)
     check.that(isinstance(out, torch.Tensor), f"forward should return a torch tensor, got "
-               f"{type(out).__name__}")
+               f"{type(out).__name__}", kind="type")
     check.that(out.device.type == x.device.type, f"forward returned a tensor on {out.device}; "
-               f"the input was on {x.device} and the output must be on the input's device")
+               f"the input was on {x.device} and the output must be on the input's device",
+               kind="device")
     want = (x.shape[0], n_tokens, dim)
     if tuple(out.shape) != want:
         message = (f"forward{tuple(x.shape)} should return tokens of shape {want} (B, N_p, dim), "
                    f"got {tuple(out.shape)}")
         for known in (_with_class_token, _pooled):
             if tuple(out.shape) == known(*want):
-                _fail_with(known, message)
-        check.that(False, message)
+                _fail_with(known, message, kind="shape")
+        check.that(False, message, kind="shape")
     return out
 
 
@@ -170,9 +172,9 @@ def _table(seed: int, n: int, dim: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, dim))
 
 
-def _fail_with(known: Any, message: str) -> None:
+def _fail_with(known: Any, message: str, kind: str | None = None) -> None:
     """Fail naming a known mistake (for property tests where no reference value exists)."""
-    raise GradeFailure(message, None, known.__known_mistake__)
+    raise GradeFailure(message, None, known.__known_mistake__, kind=kind)
 
 
 def _param_formula(in_chans: int, patch: int, dim: int, depth: int, num_patches: int,
@@ -275,7 +277,8 @@ def _post_norm(config, table, x):
 # -- shapes, device, parameters ----------------------------------------------------------
 
 @graded(1, "The patch embedding gives a (B, dim, H_p, W_p) grid; the tokens are its cells in "
-           "raster order, as rows: (B, N_p, dim).", visibility="public")
+           "raster order, as rows: (B, N_p, dim).", visibility="public",
+        hint_for=("shape", "device", "type"))
 def test_output_shape_and_device(check, learner, device):
     """(2, 3, 16, 24) -> (2, 6, 32), and with patch 4 (1, 1, 8, 12) -> (1, 6, 16), on device."""
     model = _model(learner, device)
@@ -286,7 +289,8 @@ def test_output_shape_and_device(check, learner, device):
 
 @graded(1, "Count what the contract lists: the Conv2d patch embedding (weights and bias), and "
            "per layer the attention projections, two LayerNorms and an MLP dim -> 4*dim -> dim.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values", "layout"))
 def test_parameter_count(check, learner, device):
     """No position table: embedding + 2 encoder layers (num_patches is ignored without one);
     the reference's weights load into the model (strict)."""
@@ -299,7 +303,8 @@ def test_parameter_count(check, learner, device):
         _load(check, learner, model, **kwargs)
 
 
-@graded(1, "The position table adds num_patches * dim parameters, and nothing else changes.")
+@graded(1, "The position table adds num_patches * dim parameters, and nothing else changes.",
+        hint_for=("values", "layout"))
 def test_parameter_count_with_positions(check, learner, device):
     """A position table on a 3-layer, 4-head model with patch 4: num_patches * dim more; the
     reference's weights load into it (strict)."""
@@ -313,7 +318,8 @@ def test_parameter_count_with_positions(check, learner, device):
 
 
 @graded(1, "A position table needs its length: validate the arguments in __init__ and raise "
-           "ValueError.")
+           "ValueError.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_positions_need_num_patches(check, learner, device):
     """PatchViT(pos_embed=True) without num_patches raises ValueError; with num_patches the
     model gives the reference's tokens (on the reference's weights)."""
@@ -326,7 +332,8 @@ def test_positions_need_num_patches(check, learner, device):
 
 @graded(2, "With the reference's weights loaded, your trunk must compute what the contract "
            "says, layer by layer: patch embedding, then per layer x + MHA(LN(x)) and "
-           "x + MLP(LN(x)) with a GELU MLP.")
+           "x + MLP(LN(x)) with a GELU MLP.",
+        hint_for=("values", "layout"))
 def test_same_tokens_as_reference(check, learner, device):
     """No positions, the reference's weights: the default model on a 16x24 image, and 3 layers
     of 4 heads with patch 4 on a 20x8 image."""
@@ -336,7 +343,8 @@ def test_same_tokens_as_reference(check, learner, device):
 
 
 @graded(1, "The position table is added to the patch tokens in raster order, before the first "
-           "encoder layer.")
+           "encoder layer.",
+        hint_for=("values",))
 def test_same_tokens_as_reference_with_positions(check, learner, device):
     """A position table of N(0, 1) entries on a 2x5 grid, patch 4, 4 heads, the reference's
     weights."""
@@ -362,7 +370,8 @@ def _check_whole_patch_shift(check, model, x: torch.Tensor, H_p: int, W_p: int, 
 
 
 @graded(1, "Without positions every step treats the tokens alike, so a whole-patch shift, "
-           "which permutes the patches, permutes the output tokens the same way.")
+           "which permutes the patches, permutes the output tokens the same way.",
+        hint_for=("values",))
 def test_whole_patch_shift_permutes_tokens(check, learner, device):
     """No positions, a 2x3 grid: shifts by one patch column and by (1, -2) patches."""
     model = _loaded(check, learner, device)
@@ -371,7 +380,8 @@ def test_whole_patch_shift_permutes_tokens(check, learner, device):
     _same_tokens(check, _check_whole_patch_shift(check, model, x, 2, 3, 32, 8, 1, -2), x)
 
 
-@graded(1, "Raster order on a tall grid: patch (r, c) is token r*W_p + c with W_p = W / patch.")
+@graded(1, "Raster order on a tall grid: patch (r, c) is token r*W_p + c with W_p = W / patch.",
+        hint_for=("values",))
 def test_whole_patch_shift_tall_grid(check, learner, device):
     """No positions, patch 4 on a 20x8 image (a 5x2 grid), 3 layers: shift by (2, 1) patches."""
     config = dict(in_chans=2, patch=4, dim=16, depth=3, heads=2)
@@ -382,7 +392,8 @@ def test_whole_patch_shift_tall_grid(check, learner, device):
 
 
 @graded(1, "A shift by part of a patch changes what each patch contains, not only where it "
-           "is: no reordering of the old tokens can give the new ones.")
+           "is: no reordering of the old tokens can give the new ones.",
+        hint_for=("values",))
 def test_sub_patch_shift_matches_no_permutation(check, learner, device):
     """No positions: after shifts by 4 and (1, 1) pixels some token matches no old token."""
     model = _loaded(check, learner, device)
@@ -403,7 +414,8 @@ def test_sub_patch_shift_matches_no_permutation(check, learner, device):
 
 
 @graded(1, "With an absolute position table the moved content meets different position "
-           "vectors: the tokens are no longer a permutation of the original ones.")
+           "vectors: the tokens are no longer a permutation of the original ones.",
+        hint_for=("values",))
 def test_positions_break_whole_patch_shift(check, learner, device):
     """A non-trivial position table (N(0, 1) entries): a one-patch shift no longer commutes."""
     model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
@@ -423,7 +435,8 @@ def test_positions_break_whole_patch_shift(check, learner, device):
 
 
 @graded(1, "The table is added to the patch tokens before the encoder, so the encoder mixes it "
-           "with the content: its effect on the output differs from image to image.")
+           "with the content: its effect on the output differs from image to image.",
+        hint_for=("values",))
 def test_positions_enter_before_encoder(check, learner, device):
     """Output with a table minus output with a zero table: not the table itself, image-dependent."""
     model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
@@ -449,7 +462,8 @@ def test_positions_enter_before_encoder(check, learner, device):
 
 
 @graded(1, "Positions belong to slots: token r*W_p + c gets row r*W_p + c of the table. Move "
-           "the table with the content and the symmetry comes back.")
+           "the table with the content and the symmetry comes back.",
+        hint_for=("values",))
 def test_positions_moved_with_content_restore_symmetry(check, learner, device):
     """Shift the image by (1, 1) patches and the table's rows by Π: tokens permuted by Π."""
     model = _loaded(check, learner, device, num_patches=6, pos_embed=True)
@@ -468,7 +482,8 @@ def test_positions_moved_with_content_restore_symmetry(check, learner, device):
 
 
 @graded(1, "Use the Conv2d with kernel = stride = patch and flatten/transpose, not Python "
-           "loops over patches.", timeout=30)
+           "loops over patches.", timeout=30,
+        hint_for=("timeout",))
 def test_larger_batch(check, learner, reference, device):
     """A batch of 4 images of 64x96 (96 tokens each): shape and a (2, 3)-patch shift (timed)."""
     model = _loaded(check, learner, device)

@@ -263,41 +263,47 @@ def _task(seed, sizes):
 # -- forward ----------------------------------------------------------------------------------
 
 @graded(1, "A = softmax(Q) row by row; every patch's score is <X[n, j], v>; then mix the scores "
-           "with A and sum sigma over the patches.", visibility="public")
+           "with A and sum sigma over the patches.", visibility="public",
+        hint_for=("values", "shape"))
 def test_forward_small(check):
     """4 samples, D=3 patches of dimension 2, random Q and v."""
     check.call(F_FWD, *_model_inputs(0, 4, 3, 2))
 
 
 @graded(1, "Which index of A is the query patch and which the key? Row i mixes the scores of "
-           "all patches j for patch i.")
+           "all patches j for patch i.",
+        hint_for=("values",))
 def test_forward_asymmetric_q(check):
     """An asymmetric Q with large entries (D=5, d=7), where rows and columns differ a lot."""
     X, Q, v = _model_inputs(1, 6, 5, 7, q_scale=3.0)
     check.call(F_FWD, X, Q, v)
 
 
-@graded(1, "exp(1000) overflows: subtract each row's maximum before exponentiating.")
+@graded(1, "exp(1000) overflows: subtract each row's maximum before exponentiating.",
+        hint_for=("nan", "inf"))
 def test_forward_large_logits(check):
-    """Q with entries in the hundreds: the softmax must be computed stably."""
+    """Q with entries in the thousands: the softmax must be computed stably."""
     X, Q, v = _model_inputs(2, 5, 4, 3)
-    check.call(F_FWD, X, 400.0 * Q, v)
+    check.call(F_FWD, X, 1000.0 * Q, v)
 
 
-@graded(1, "With one patch the attention is [[1.0]]: the logit is sigma(<x, v>).")
+@graded(1, "With one patch the attention is [[1.0]]: the logit is sigma(<x, v>).",
+        hint_for=("values", "shape", "raised"))
 def test_forward_one_patch(check):
     """D=1, a single sample: A = [[1]]."""
     check.call(F_FWD, *_model_inputs(3, 1, 1, 5))
 
 
 @graded(1, "Use matrix products over the whole batch (X @ v, then one product with A.T) rather "
-           "than Python loops over samples and patches.")
+           "than Python loops over samples and patches.",
+        hint_for=("timeout",))
 def test_forward_large(check):
     """A large batch: N=3000 samples, D=16 patches, d=64."""
     check.call(F_FWD, *_model_inputs(4, 3000, 16, 64), timed=True)
 
 
-@graded(1, "Check the shapes first: X is (N, D, d), Q is (D, D), v is (d,).")
+@graded(1, "Check the shapes first: X is (N, D, d), Q is (D, D), v is (d,).",
+        hint_for=("not_raised", "wrong_exception"))
 def test_forward_invalid_shapes(check):
     """Mismatched shapes raise ValueError; the matching shapes give the right logits."""
     X, Q, v = _model_inputs(5, 3, 4, 2)
@@ -311,20 +317,23 @@ def test_forward_invalid_shapes(check):
 # -- patch association ------------------------------------------------------------------------
 
 @graded(1, "For each row take as many largest entries as the patch's group has members, and "
-           "count how many of them are group-mates.", visibility="public")
+           "count how many of them are group-mates.", visibility="public",
+        hint_for=("values",))
 def test_association_hand_made(check):
     """A hand-made 5x5 matrix with groups {0, 3} and {1, 2, 4} (answer 0.68667)."""
     check.call(F_ASSOC, HAND_A, HAND_GROUPS)
 
 
-@graded(1, "Leave the diagonal out and look for the s - 1 group-mates among the other entries.")
+@graded(1, "Leave the diagonal out and look for the s - 1 group-mates among the other entries.",
+        hint_for=("values",))
 def test_association_hand_made_without_self(check):
     """The same matrix with exclude_self=True (answer 0.5)."""
     check.call(F_ASSOC, HAND_A, HAND_GROUPS, exclude_self=True)
 
 
 @graded(1, "When entries tie at the cut-off, share the remaining slots among the tied entries: "
-           "the expected count under a random tie-break.")
+           "the expected count under a random tie-break.",
+        hint_for=("values",))
 def test_association_uniform_is_chance(check):
     """Uniform attention scores the chance level: s/D with the diagonal, (s-1)/(D-1) without."""
     A = np.full((10, 10), 0.1)
@@ -334,7 +343,8 @@ def test_association_uniform_is_chance(check):
 
 
 @graded(1, "At the initialisation Q0 = 3*I every off-diagonal entry of a row is tied: only "
-           "patch i itself stands out.")
+           "patch i itself stands out.",
+        hint_for=("values",))
 def test_association_at_initialisation(check):
     """softmax(3*I) with groups at scattered positions: only the diagonal is informative."""
     D = 10
@@ -345,7 +355,8 @@ def test_association_at_initialisation(check):
 
 
 @graded(1, "Only the order within each row matters, so the logits Q give the same answer as "
-           "softmax(Q). Groups may sit anywhere and have different sizes.")
+           "softmax(Q). Groups may sit anywhere and have different sizes.",
+        hint_for=("values",))
 def test_association_random_logits(check):
     """Random logits (negative entries too), D=12, groups of sizes 4, 3, 3, 2 at random places."""
     rng = np.random.default_rng(6)
@@ -356,7 +367,8 @@ def test_association_random_logits(check):
 
 
 @graded(1, "A patch alone in its group has s = 1 (only itself) with the diagonal, and nothing to "
-           "find without it: skip it then.")
+           "find without it: skip it then.",
+        hint_for=("values", "nan", "raised"))
 def test_association_singletons(check):
     """Groups of one next to larger groups, with and without the diagonal."""
     rng = np.random.default_rng(7)
@@ -367,7 +379,8 @@ def test_association_singletons(check):
 
 
 @graded(1, "Sort every row at once (np.sort on axis 1) and build the group-mate mask by "
-           "broadcasting, instead of looping over rows in Python.")
+           "broadcasting, instead of looping over rows in Python.",
+        hint_for=("timeout",))
 def test_association_large(check):
     """D=800 patches in 200 groups of 4, random weights with a bonus inside each group."""
     rng = np.random.default_rng(8)
@@ -377,7 +390,8 @@ def test_association_large(check):
     check.call(F_ASSOC, A, groups, exclude_self=True, timed=True)
 
 
-@graded(1, "Validate that A is square and finite and that the groups cover 0..D-1 exactly once.")
+@graded(1, "Validate that A is square and finite and that the groups cover 0..D-1 exactly once.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_association_invalid(check):
     """Non-square A, non-finite A, and groups that are not a partition raise ValueError; a
     valid A and partition give the right association."""
@@ -401,14 +415,17 @@ def _trained(check, learner, X, y, steps, lr, seed):
     out = learner.train_positional_attention(X, y, steps, lr, seed)
     N, D, d = X.shape
     check.that(isinstance(out, (tuple, list)) and len(out) == 2,
-               f"train_positional_attention must return a pair (Q, v), got {type(out).__name__}")
+               f"train_positional_attention must return a pair (Q, v), got {type(out).__name__}",
+               kind="type")
     Q, v = (check.array(a, f"train_positional_attention's {name}")
             for a, name in zip(out, "Qv"))
     check.that(Q.shape == (D, D) and v.shape == (d,),
-               f"expected Q of shape {(D, D)} and v of shape {(d,)}, got {Q.shape} and {v.shape}")
+               f"expected Q of shape {(D, D)} and v of shape {(d,)}, got {Q.shape} and {v.shape}",
+               kind="shape")
     check.that(bool(np.isfinite(Q).all() and np.isfinite(v).all()),
                "the trained Q or v contains NaN or inf: training diverged. Use the mean loss "
-               "(not the sum), a stable log(1 + exp(-m)), and the learning rate you are given.")
+               "(not the sum), a stable log(1 + exp(-m)), and the learning rate you are given.",
+               kind="nan")
     return Q, v
 
 
@@ -441,7 +458,8 @@ def _grade_training(check, learner, seed, sizes):
 
 
 @graded(1, "With steps=0 nothing is trained: return the documented initialisation.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values", "shape", "type"))
 def test_training_zero_steps_is_the_init(check, learner):
     """steps=0 returns Q0 = 3*I + tiny noise and a tiny v0, with the right shapes."""
     groups, X, y, _, _ = _task(11, (3, 2, 3, 2))
@@ -455,7 +473,8 @@ def test_training_zero_steps_is_the_init(check, learner):
 
 
 @graded(1, "Draw the initialisation from np.random.default_rng(seed) and nothing else random: "
-           "the same arguments must give the same (Q, v).", timeout=30)
+           "the same arguments must give the same (Q, v).", timeout=30,
+        hint_for=("values",))
 def test_training_is_deterministic(check, learner):
     """Two runs with the same seed (30 steps) return the same Q and v."""
     _, X, y, _, _ = _task(12, (3, 2, 3, 2))
@@ -466,7 +485,8 @@ def test_training_is_deterministic(check, learner):
 
 
 @graded(2, "From the seeded initialisation, gradient descent is deterministic: compare your "
-           "gradients with finite differences on a tiny problem.", timeout=30)
+           "gradients with finite differences on a tiny problem.", timeout=30,
+        hint_for=("values",))
 def test_training_first_steps_exact(check, learner):
     """50 steps from seed 7 on 300 samples match exact gradient descent (rtol 1e-6)."""
     _, X, y, _, _ = _task(14, (3, 2, 3, 2))
@@ -479,7 +499,8 @@ def test_training_first_steps_exact(check, learner):
 
 @graded(3, "Full-batch gradient descent on the mean logistic loss, both Q and v from the same "
            "point each step. The model must generalise and its attention must single out each "
-           "patch's group.", timeout=60)
+           "patch's group.", timeout=60,
+        hint_for=("values", "nan"))
 def test_training_learns_the_groups(check, learner):
     """D=10 patches in groups of 3, 2, 3, 2 at random positions, d=20, 2000 samples, 2000 steps:
     held-out accuracy >= 0.90 and association (diagonal excluded) >= 0.75."""
@@ -487,13 +508,15 @@ def test_training_learns_the_groups(check, learner):
 
 
 @graded(2, "Nothing in training may assume D = 10 or a group layout: the same code must find "
-           "other groups.", timeout=60)
+           "other groups.", timeout=60,
+        hint_for=("values",))
 def test_training_other_layout(check, learner):
     """D=12 patches in four groups of 3 at random positions: the same thresholds."""
     _grade_training(check, learner, 2210, (3, 3, 3, 3))
 
 
-@graded(1, "Validate X, y, steps and lr before training.")
+@graded(1, "Validate X, y, steps and lr before training.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_training_invalid(check):
     """A 2-D X, labels other than -1/+1, a wrong-length y, negative steps, lr <= 0 raise
     ValueError; valid arguments train as gradient descent does."""

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import cached_input, graded, mistake, reference
+from grader.suite import cached_input, graded, mistake, probes, reference
 
 F = "shape_bias"
 
@@ -67,6 +67,14 @@ def _zero_when_empty(predictions, shape_labels, texture_labels):
     return 0.0 if math.isnan(value) else value
 
 
+# A matched mistake must match again on these: conflict and no-conflict trials, answers of
+# either cue and of neither, and trials of which none counts.
+PROBES = probes(F, (["cat", "dog", "car", "bird", "oven", "clock", "boat"],
+                    ["cat", "car", "car", "dog", "oven", "clock", "bear"],
+                    ["dog", "dog", "bird", "bird", "knife", "clock", "cat"]),
+                (["boat", "cat"], ["cat", "cat"], ["dog", "cat"]))
+
+
 @cached_input
 def _random_trials(seed, n, as_strings=False, p_shape=0.4, p_texture=0.35):
     """Seeded trials over the 16 categories; about 1 in 16 has no cue conflict."""
@@ -83,7 +91,8 @@ def _random_trials(seed, n, as_strings=False, p_shape=0.4, p_texture=0.35):
 
 
 @graded(1, "Count the trials where the answer is the shape class and those where it is the "
-           "texture class; the fourth trial is neither.", visibility="public")
+           "texture class; the fourth trial is neither.", visibility="public",
+        hint_for=("values",))
 def test_seed_six_trials(check):
     """The seed's six trials: three shape decisions against two texture decisions give 0.60."""
     value = check.call(F, *SIX_TRIALS)
@@ -91,7 +100,8 @@ def test_seed_six_trials(check):
 
 
 @graded(1, "Which trials can tell shape from texture at all? Look at the trials whose shape "
-           "and texture labels are the same.", visibility="public")
+           "and texture labels are the same.", visibility="public",
+        hint_for=("values",))
 def test_drops_trials_without_conflict(check):
     """Trials whose shape label equals their texture label are dropped."""
     predictions = ["cat", "dog", "dog", "car", "clock", "bird"]
@@ -101,7 +111,8 @@ def test_drops_trials_without_conflict(check):
 
 
 @graded(1, "An answer that is neither the shape class nor the texture class is not a "
-           "decision for either cue: what should the denominator be?")
+           "decision for either cue: what should the denominator be?",
+        hint_for=("values",))
 def test_other_answers_do_not_count(check):
     """Most answers name neither cue; only shape and texture decisions enter the ratio."""
     predictions = ["boat", "cat", "knife", "knife", "car", "chair", "oven"]
@@ -110,7 +121,8 @@ def test_other_answers_do_not_count(check):
     check.call(F, predictions, shape, texture)
 
 
-@graded(1, "Only shape decisions give 1.0 and only texture decisions give 0.0.")
+@graded(1, "Only shape decisions give 1.0 and only texture decisions give 0.0.",
+        hint_for=("values",))
 def test_extremes(check):
     """All shape decisions give 1.0; all texture decisions give 0.0."""
     pred, shape, texture = _random_trials(3, 50, p_shape=1.0, p_texture=0.0)
@@ -119,7 +131,8 @@ def test_extremes(check):
     check.call(F, pred, shape, texture)
 
 
-@graded(1, "When no trial counts, the ratio 0/0 is undefined. Which float says 'undefined'?")
+@graded(1, "When no trial counts, the ratio 0/0 is undefined. Which float says 'undefined'?",
+        hint_for=("nan", "raised"))
 def test_nan_when_nothing_counts(check):
     """nan when no trial counts: no conflict at all, only other answers, or no trials."""
     check.call(F, ["cat", "dog"], ["cat", "dog"], ["cat", "dog"])
@@ -127,21 +140,24 @@ def test_nan_when_nothing_counts(check):
     check.call(F, [], [], [])
 
 
-@graded(1, "Labels can be integers as well as strings; compare them element by element.")
+@graded(1, "Labels can be integers as well as strings; compare them element by element.",
+        hint_for=("values", "raised"))
 def test_integer_labels(check):
     """1,000 seeded trials with integer labels (numpy arrays)."""
     check.call(F, *_random_trials(11, 1000))
 
 
 @graded(1, "Compare whole label arrays at once; a trial without conflict can still be "
-           "answered correctly.")
+           "answered correctly.",
+        hint_for=("values",))
 def test_string_labels(check):
     """500 seeded trials with the 16 category names as strings (lists)."""
     check.call(F, *_random_trials(12, 500, as_strings=True))
 
 
 @graded(1, "Check the three lengths before counting and raise ValueError with a clear "
-           "message.")
+           "message.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_unequal_lengths_raise(check):
     """Sequences of different lengths raise ValueError; equal lengths give the right ratio."""
     check.raises("ValueError", F, ["cat", "dog"], ["cat"], ["bird", "car"])
@@ -151,7 +167,8 @@ def test_unequal_lengths_raise(check):
 
 
 @graded(1, "Use element-wise comparisons on whole arrays and count with sums: a million "
-           "trials take milliseconds that way.")
+           "trials take milliseconds that way.",
+        hint_for=("timeout",))
 def test_large_input(check):
     """A million seeded trials with integer labels."""
     check.call(F, *_random_trials(13, 1_000_000), timed=True)

@@ -133,28 +133,32 @@ def _column_major(H_p, W_p, dr, dc):
 # -- equivariance_error ------------------------------------------------------------------
 
 @graded(1, "A circular stride-1 convolution applies the same kernel at every pixel: what "
-           "happens to its output when the input moves by d pixels?", visibility="public")
+           "happens to its output when the input moves by d pixels?", visibility="public",
+        hint_for=("values",))
 def test_stride1_conv_commutes(check, learner):
     """A circular stride-1 Conv2d, horizontal shift by 5: error 0."""
     _call(check, F_ERR, CONV1, _image(10), 5)
 
 
 @graded(1, "A stride-2 layer keeps every second output. When the input moves by an even "
-           "number of pixels, by how many cells does the output move?")
+           "number of pixels, by how many cells does the output move?",
+        hint_for=("values",))
 def test_stride2_even_shift(check, learner):
     """A circular stride-2 Conv2d, shift by 4 with stride=2: error 0."""
     _call(check, F_ERR, CONV2, _image(11), 4, stride=2)
 
 
 @graded(1, "At an odd shift no output shift fits. The error is relative: divide by "
-           "max|f(x)|.")
+           "max|f(x)|.",
+        hint_for=("values",))
 def test_stride2_odd_shift(check, learner):
     """A circular stride-2 Conv2d, shift by 3: no output shift works (the seed measured 1.12)."""
     _call(check, F_ERR, CONV2, _image(11), 3, stride=2)
 
 
 @graded(1, "A shift can be a pair (dr, dc), negative entries included: np.roll handles both "
-           "axes at once.")
+           "axes at once.",
+        hint_for=("values", "raised", "type"))
 def test_pair_shifts(check, learner):
     """Stride-2 Conv2d: shift (2, -4) commutes, shift (-1, 2) does not."""
     x = _image(12, (3, 12, 20))
@@ -163,14 +167,16 @@ def test_pair_shifts(check, learner):
 
 
 @graded(1, "When the stride does not divide the shift, try every output shift (u, v) and keep "
-           "the smallest error.")
+           "the smallest error.",
+        hint_for=("values",))
 def test_patch_embedding_sub_patch_shift(check, learner):
     """Patch embedding (P = 8), shift by 7 pixels with stride=8: the best output shift."""
     _call(check, F_ERR, PATCH, _image(13), 7, stride=8)
 
 
 @graded(1, "A patch embedding is a convolution with kernel = stride = P: a shift by a whole "
-           "patch moves the output by one grid cell.")
+           "patch moves the output by one grid cell.",
+        hint_for=("values",))
 def test_patch_embedding_whole_patch_shifts(check, learner):
     """Patch embedding: shifts by 8 and (8, -16) pixels commute; a 2-D sub-patch one does not."""
     x = _image(14)
@@ -180,7 +186,8 @@ def test_patch_embedding_whole_patch_shifts(check, learner):
 
 
 @graded(1, "With an absolute position table the moved content meets different positions: the "
-           "error at a whole-patch shift is measured like any other.")
+           "error at a whole-patch shift is measured like any other.",
+        hint_for=("values",))
 def test_positions_break_whole_patch_shift(check, learner):
     """Patch embedding + 2 pre-LN encoder layers + a position table: shift 8 no longer commutes."""
     x = _image(15)
@@ -189,7 +196,8 @@ def test_positions_break_whole_patch_shift(check, learner):
 
 
 @graded(1, "Without positions the encoder is permutation equivariant, so the whole-patch shift "
-           "survives the two layers.")
+           "survives the two layers.",
+        hint_for=("values",))
 def test_transformer_without_positions(check, learner):
     """Patch embedding + 2 pre-LN encoder layers, no positions: shifts 16 and (8, 8)."""
     x = _image(16)
@@ -198,7 +206,8 @@ def test_transformer_without_positions(check, learner):
 
 
 @graded(1, "If f(x) is all zeros, max|f(x)| is 0: the contract says to divide by 1 then, never "
-           "by 0.")
+           "by 0.",
+        hint_for=("nan", "inf", "raised"))
 def test_zero_output_denominator(check, learner):
     """f = 0 (all-zero output): the denominator is 1, the error 0 (not NaN)."""
     _call(check, F_ERR, ZERO, _image(17), 3)
@@ -206,7 +215,8 @@ def test_zero_output_denominator(check, learner):
 
 
 @graded(1, "Validate the arguments and raise ValueError: stride >= 1, x of shape (C, H, W), "
-           "shift an int or a pair.")
+           "shift an int or a pair.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_invalid_arguments_raise(check):
     """stride 0, a 2-D x and a 3-entry shift raise ValueError; valid ones give the right
     error."""
@@ -218,7 +228,8 @@ def test_invalid_arguments_raise(check):
 
 
 @graded(1, "Try the output shifts all at once (fancy indexing or a loop over one axis only), "
-           "not pixel by pixel in Python.", timeout=30)
+           "not pixel by pixel in Python.", timeout=30,
+        hint_for=("timeout",))
 def test_large_map_all_output_shifts(check, learner):
     """Stride-2 Conv2d on a 48x64 image, shift (1, 3): 768 candidate output shifts (timed)."""
     x = _image(19, (3, 48, 64))
@@ -228,27 +239,31 @@ def test_large_map_all_output_shifts(check, learner):
 # -- which_shifts_commute ----------------------------------------------------------------
 
 @graded(1, "Test every horizontal shift d = 0, ..., W-1 and keep those with error <= tol.",
-        visibility="public")
+        visibility="public",
+        hint_for=("values", "shape"))
 def test_which_shifts_stride1_conv(check, learner):
     """A circular stride-1 Conv2d commutes with every shift."""
     _call(check, F_WHICH, CONV1, _image(20))
 
 
 @graded(1, "Pass the stride on to equivariance_error: a stride-2 layer commutes at even shifts "
-           "only.")
+           "only.",
+        hint_for=("values", "shape"))
 def test_which_shifts_stride2_conv(check, learner):
     """A circular stride-2 Conv2d: the even shifts."""
     _call(check, F_WHICH, CONV2, _image(21), stride=2)
 
 
-@graded(1, "The patch embedding's output grid is P times coarser than the image.")
+@graded(1, "The patch embedding's output grid is P times coarser than the image.",
+        hint_for=("values", "shape"))
 def test_which_shifts_patch_embedding(check, learner):
     """Patch embedding (P = 8) on a 24-pixel-wide image: 0, 8 and 16."""
     _call(check, F_WHICH, PATCH, _image(22), stride=8)
 
 
 @graded(1, "A Transformer without positions keeps the patch embedding's whole-patch symmetry; "
-           "an absolute position table removes it.")
+           "an absolute position table removes it.",
+        hint_for=("values", "shape"))
 def test_which_shifts_transformer(check, learner):
     """Encoder without positions: 0, 8, 16; with an absolute position table: 0 only."""
     x = _image(23)
@@ -259,20 +274,23 @@ def test_which_shifts_transformer(check, learner):
 # -- patch_shift_permutation -------------------------------------------------------------
 
 @graded(1, "Π[new, old] = 1: the row is the slot a token moves to, the column the slot it came "
-           "from.", visibility="public")
+           "from.", visibility="public",
+        hint_for=("values",))
 def test_permutation_2x2(check):
     """The seed's example: a 2x2 grid shifted right by one patch gives (t1, t0, t3, t2)."""
     check.call(F_PERM, 2, 2, 0, 1)
 
 
-@graded(1, "Cell (r, c) is token r*W_p + c; on a non-square grid rows and columns differ.")
+@graded(1, "Cell (r, c) is token r*W_p + c; on a non-square grid rows and columns differ.",
+        hint_for=("values", "shape", "raised"))
 def test_permutation_non_square(check):
     """A 2x3 grid shifted by one column, and a 3x4 grid shifted by (1, -1)."""
     check.call(F_PERM, 2, 3, 0, 1)
     check.call(F_PERM, 3, 4, 1, -1)
 
 
-@graded(1, "Shifts wrap around: take them modulo the grid size.")
+@graded(1, "Shifts wrap around: take them modulo the grid size.",
+        hint_for=("values", "raised"))
 def test_permutation_wraps(check):
     """Shifts larger than the grid, and the 1x1 grid."""
     check.call(F_PERM, 2, 3, 5, -7)
@@ -280,7 +298,8 @@ def test_permutation_wraps(check):
 
 
 @graded(1, "Check the definition: the patch embedding of the shifted image is Π @ the tokens "
-           "of the original image.")
+           "of the original image.",
+        hint_for=("values",))
 def test_permutation_moves_patch_tokens(check, learner):
     """Π @ PE(x) equals PE(roll(x, (dr*8, dc*8))) for a real patch embedding (tokens in rows)."""
     x = _image(24, (3, 24, 32))
@@ -291,12 +310,13 @@ def test_permutation_moves_patch_tokens(check, learner):
         tokens = pe(x).reshape(32, -1).T                     # (N_p, d), raster order
         moved = pe(np.roll(x, (8 * dr, 8 * dc), axis=(1, 2))).reshape(32, -1).T
         check.that(perm.shape == (12, 12), f"patch_shift_permutation(3, 4, {dr}, {dc}) should "
-                   f"have shape (12, 12), got {perm.shape}")
+                   f"have shape (12, 12), got {perm.shape}", kind="shape")
         check.equal(perm @ tokens, moved, rtol=1e-9, atol=1e-12,
                     what=f"Π @ tokens for the shift ({dr}, {dc}) patches")
 
 
-@graded(1, "Validate the grid size and raise ValueError.")
+@graded(1, "Validate the grid size and raise ValueError.",
+        hint_for=("not_raised", "wrong_exception"))
 def test_permutation_invalid(check):
     """An empty grid raises ValueError; a 1x3 grid gives the right permutation."""
     check.raises("ValueError", F_PERM, 0, 3, 0, 1)
@@ -305,7 +325,8 @@ def test_permutation_invalid(check):
 
 
 @graded(1, "Compute every token's new index at once (arrays of rows and columns), then set the "
-           "ones with one fancy-indexed assignment.")
+           "ones with one fancy-indexed assignment.",
+        hint_for=("timeout",))
 def test_permutation_large_grid(check):
     """A 32x32 grid (1024 tokens), shift (3, -5) (timed)."""
     check.call(F_PERM, 32, 32, 3, -5, timed=True)

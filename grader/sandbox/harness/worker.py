@@ -29,6 +29,24 @@ from typing import Any
 from . import protocol, recipes
 
 OUTPUT_CAP = 64 * 1024
+# The exception type a load reports when the file is not source text at all (``text_problem``,
+# class ``NotText``): the grader words it "<file> is binary ..." rather than as Python's error.
+NOT_TEXT = "NotText"
+
+
+def text_problem(content: bytes, *, utf8: bool = True) -> str | None:
+    """Why ``content`` cannot be a learner's source file, completing "<file> ..." ("is binary
+    (it contains NUL bytes)"), or None. ``utf8=False`` accepts other encodings (a file may
+    declare one: ``# -*- coding: latin-1 -*-``); Python reads NUL bytes in none of them."""
+    if b"\x00" in content:
+        return "is binary (it contains NUL bytes)"
+    if utf8:
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (f"is not UTF-8 text (byte 0x{content[exc.start]:02x} at offset "
+                    f"{exc.start})")
+    return None
 
 
 class CappedWriter(io.TextIOBase):
@@ -78,6 +96,12 @@ class Worker:
         path = self.submission_dir / f"{slug}.py"
         if not path.is_file():
             raise _ImportFailed(FileNotFoundError(f"there is no file {slug}.py"))
+        try:
+            problem = text_problem(path.read_bytes(), utf8=False)
+        except OSError as exc:
+            raise _ImportFailed(exc) from None
+        if problem is not None:
+            raise _ImportFailed(NotText(problem))
         spec = importlib.util.spec_from_file_location(slug, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[slug] = module
@@ -196,6 +220,11 @@ class Worker:
 
 class _Missing(Exception):
     pass
+
+
+class NotText(Exception):
+    """The learner's file is not source text (``text_problem``): it is never imported. (Its
+    name is ``NOT_TEXT``, the type its reply carries.)"""
 
 
 class _ImportFailed(Exception):

@@ -1,0 +1,140 @@
+"""A long-lived grading process: one pytest session grades submission after submission.
+
+Two front ends drive the same loop (``grade_stream``):
+
+- the local pool (``runner._Pool``) forks one such process per core from the ``grade bulk``
+  process and talks to it over a multiprocessing pipe;
+- a Dask worker (``cluster_worker.py``) starts ``python -m grader.bulk.serve`` with
+  ``subprocess`` (a fresh interpreter: the multi-threaded Dask worker process is never forked
+  to grade) and talks to it in JSON lines, one request per submission, one answer each.
+
+The JSON conversation (``main``): the process first writes a hello line ``{"pack", "missing",
+"cuda"}``, reads a session line ``{"exercises", "device"}``, then answers each request line
+``{"id", "files", "budget_s", "policy"}`` with ``{"id", "result"}`` (the result model's plain
+data) or ``{"id", "error"}`` (grading itself failed). End of input ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from grader.engine.policy import Policy
+from grader.engine.results import SubmissionResult
+
+# Grading processes one submission may end (crash, be killed with) before it is not graded:
+# it is retried on a fresh process until then, never forever.
+MAX_DEATHS = 3
+
+Deliver = Callable[[Any, SubmissionResult | Exception], None]
+
+
+def grade_stream(exercises: list[str], jobs: Iterator[Any], deliver: Deliver) -> None:
+    """Grade each ``Job`` of ``jobs`` in one session; when the suites cannot run at all,
+    every job (taken or not) is delivered that error."""
+    from grader.engine.runner import grade_each
+
+    try:
+        grade_each(exercises, jobs, deliver)
+    except RuntimeError as exc:  # the suites cannot run: every submission says so
+        for job in jobs:
+            deliver(job, exc)
+
+
+def policy_from(data: dict[str, Any]) -> Policy:
+    """The ``Policy`` of its ``dataclasses.asdict`` form (JSON turns its pairs into lists)."""
+    return Policy(feedback=str(data.get("feedback", "full")),
+                  call_timeout_s=data.get("call_timeout_s"),
+                  points=tuple((str(s), float(p)) for s, p in data.get("points", ())))
+
+
+def hello() -> dict[str, Any]:
+    """What a Dask worker's client must know of this grading process before it sends work."""
+    from grader import catalog
+    from grader.sandbox import isolation
+
+    return {"pack": catalog.pack_version(), "missing": isolation.probe().missing(),
+            "cuda": _cuda_available()}
+
+
+def _cuda_available() -> bool:
+    if "torch" not in sys.modules and not _has_nvidia_device():
+        return False  # no GPU at all: do not pay for importing torch to learn it
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def _has_nvidia_device() -> bool:
+    return Path("/dev/nvidiactl").exists() or Path("/proc/driver/nvidia").exists()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """End this process (and with it its learner workers) soon after its Dask worker dies.
+    Polled, not ``PR_SET_PDEATHSIG``: that fires when the *thread* that started this process
+    ends, and a Dask worker starts it from a pool thread that may be retired."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True, name="orphan-watch").start()
+
+
+def main() -> None:
+    """The JSON-lines grading process (see the module's docstring). Requests come on the file
+    descriptor named by ``--requests FD``, answers go to ``--answers FD``: not stdin and
+    stdout, which pytest's capture replaces while the session runs."""
+    import tempfile
+
+    from grader.engine.runner import Job
+    from grader.sandbox.isolation import sweep_stale_cgroups
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _exit_when_orphaned(os.getppid())
+    answers = os.fdopen(int(sys.argv[sys.argv.index("--answers") + 1]), "w", buffering=1)
+    requests = os.fdopen(int(sys.argv[sys.argv.index("--requests") + 1]), "r")
+
+    def send(message: dict[str, Any]) -> None:
+        answers.write(json.dumps(message) + "\n")
+        answers.flush()
+
+    sweep_stale_cgroups()
+    send(hello())
+    line = requests.readline()
+    if not line:
+        return
+    session = json.loads(line)
+
+    def jobs() -> Iterator[Job]:
+        for line in requests:
+            msg = json.loads(line)
+            yield Job({s: Path(p) if p else None for s, p in msg["files"].items()}, msg["id"],
+                      session["device"], float(msg["budget_s"]),
+                      policy=policy_from(msg["policy"]))
+
+    def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
+        if isinstance(outcome, Exception):
+            send({"id": job.submission, "error": f"{type(outcome).__name__}: {outcome}"})
+        else:
+            send({"id": job.submission, "result": outcome.to_dict()})
+
+    with tempfile.TemporaryDirectory(prefix="grade-worker-") as tmp:
+        tempfile.tempdir = tmp  # learner workers' folders: removed with this process's
+        grade_stream(list(session["exercises"]), jobs(), deliver)
+    sweep_stale_cgroups()
+
+
+if __name__ == "__main__":
+    main()
