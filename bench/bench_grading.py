@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_grading.py --n 20 --workers 2    # a quick run
     .venv/bin/python bench/bench_grading.py --naive-subset 40 --json /tmp/bench.json
     .venv/bin/python bench/bench_grading.py --exclude positional_attention   # no ~5 s trainings
+    .venv/bin/python bench/bench_grading.py --slope     # margins and start-up (~3 minutes)
 
 In one run on one machine it
 1. generates a synthetic class of N submissions (deterministic from --seed): each submits 3 or
@@ -511,6 +512,128 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:.2f} GiB"
 
 
+# -- --slope: marginal costs and start-up (the issue "Fast grading, restated") -------------
+
+def _reference_class(folder: Path, n: int, slugs: list[str]) -> list[Submission]:
+    """``n`` submissions, each the reference of every exercise in ``slugs``."""
+    subs = []
+    for i in range(n):
+        sub = Submission(f"r{i + 1:04d}")
+        (folder / sub.id).mkdir(parents=True)
+        for slug in slugs:
+            shutil.copy(catalog.get(slug).solution, folder / sub.id / f"{slug}.py")
+            sub.files[slug] = "correct"
+        subs.append(sub)
+    return subs
+
+
+def _bulk_timed(class_dir: Path, out: Path, workers: int, cwd: Path) -> tuple[float, float]:
+    """(seconds to the first graded submission, seconds to exit) of a cold `grade bulk`."""
+    argv = GRADE + ["bulk", str(class_dir), "--out", str(out), "--workers", str(workers),
+                    "--device", "cpu", "--force", "-q"]
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    first = None
+    while proc.poll() is None:
+        if first is None and next(out.glob("*/results.json"), None) is not None:
+            first = time.perf_counter() - started
+        time.sleep(0.005)
+    wall = time.perf_counter() - started
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        print(stdout[-2000:], stderr[-2000:], file=sys.stderr)
+        raise SystemExit(f"bench: grade bulk exited {proc.returncode}")
+    return (first if first is not None else wall), wall
+
+
+def _tests_per_submission(out: Path) -> float:
+    counts = [sum(len(e["tests"]) for e in json.loads(p.read_text())["exercises"])
+              for p in out.glob("*/results.json")]
+    return statistics.mean(counts)
+
+
+def _imports_torch(class_dir: Path, work: Path) -> bool:
+    out = work / "importtime"
+    proc = subprocess.run([PYTHON, "-X", "importtime", "-m", "grader", "bulk", str(class_dir),
+                           "--out", str(out), "--device", "cpu", "--force", "-q"],
+                          cwd=work, capture_output=True, text=True)
+    return any(line.split("|")[-1].strip() == "torch"
+               for line in proc.stderr.splitlines() if line.startswith("import time:"))
+
+
+def slope_mode(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """The three figures of the restated targets, in one run, printed against them."""
+    cores = os.cpu_count() or 1
+    parallel = min(args.workers, cores)
+    load = os.getloadavg()[0]
+    figures: dict[str, Any] = {"load_before": load, "workers": args.workers, "cores": cores}
+    print(f"--slope: {args.workers} workers on {cores} cores, load average {load:.2f}",
+          flush=True)
+
+    # 1. one exercise, reference-correct files: the slope between N = 40 and N = 200
+    small, large = 40, 200
+    one: dict[int, tuple[float, float]] = {}
+    for n in (small, large):
+        class_dir = work / f"one-{n}"
+        _reference_class(class_dir, n, ["grid_local_mask"])
+        one[n] = _bulk_timed(class_dir, work / f"one-out-{n}", args.workers, work)
+        print(f"  grid_local_mask class, N = {n}: {one[n][1]:.2f} s (first graded after "
+              f"{one[n][0]:.2f} s)", flush=True)
+    margin = (one[large][1] - one[small][1]) / (large - small)
+    (work / "times-one").mkdir()
+    (work / "times-pack").mkdir()
+    learner_one = naive_one(Submission("r0001", {"grid_local_mask": "correct"}),
+                            work / f"one-{small}", work / "times-one")["learner_s"]
+    torch_imported = _imports_torch(work / f"one-{small}", work)
+
+    # 2. the whole pack, reference-correct files: per-test overhead
+    slugs = list(catalog.load())
+    pack: dict[int, float] = {}
+    pack_small, pack_large = 4, 12
+    for n in (pack_small, pack_large):
+        class_dir = work / f"pack-{n}"
+        _reference_class(class_dir, n, slugs)
+        pack[n] = _bulk_timed(class_dir, work / f"pack-out-{n}", args.workers, work)[1]
+        print(f"  whole-pack class, N = {n}: {pack[n]:.2f} s", flush=True)
+    pack_margin = (pack[pack_large] - pack[pack_small]) / (pack_large - pack_small)
+    tests = _tests_per_submission(work / f"pack-out-{pack_small}")
+    learner_pack = naive_one(Submission("r0001", dict.fromkeys(slugs, "correct")),
+                             work / f"pack-{pack_small}", work / "times-pack")["learner_s"]
+    per_test = (pack_margin - learner_pack / parallel) / tests
+
+    # 3. start-up of one exercise against a one-test pytest run
+    lat = latency(work, args.latency_runs)
+    ratio = lat["grade_s"] / lat["pytest_s"]
+
+    figures.update({
+        "one_exercise_margin_ms": 1e3 * margin, "one_exercise_learner_ms": 1e3 * learner_one,
+        "first_graded_s": one[small][0], "numpy_class_imports_torch": torch_imported,
+        "pack_margin_ms": 1e3 * pack_margin, "pack_tests": tests,
+        "pack_learner_ms": 1e3 * learner_pack, "overhead_per_test_ms": 1e3 * per_test,
+        "grade_s": lat["grade_s"], "pytest_s": lat["pytest_s"], "latency_ratio": ratio,
+        "load_after": os.getloadavg()[0]})
+
+    def verdict(ok: bool) -> str:
+        return "PASS" if ok else "MISS"
+
+    print(f"\n## --slope figures (load average {load:.2f} before, "
+          f"{figures['load_after']:.2f} after)")
+    print(f"one-exercise class, margin per submission (N {small} -> {large}): "
+          f"{1e3 * margin:.1f} ms  [target <= 15 ms] {verdict(margin <= 0.015)}")
+    print(f"  (the learner's own time per submission: {1e3 * learner_one:.1f} ms, "
+          f"{1e3 * learner_one / parallel:.1f} ms of wall share on {parallel} workers)")
+    print(f"whole pack, grader overhead per test: {1e3 * per_test:.2f} ms = (margin "
+          f"{1e3 * pack_margin:.0f} ms - learner {1e3 * learner_pack:.0f} ms / {parallel}) / "
+          f"{tests:.0f} tests  [target <= 1 ms] {verdict(per_test <= 0.001)}")
+    print(f"grade bulk, numpy-only class: first graded submission after "
+          f"{one[small][0]:.2f} s  [target <= 1 s] {verdict(one[small][0] <= 1.0)}; torch "
+          f"imported: {'yes' if torch_imported else 'no'}")
+    print(f"grade grid_local_mask: {lat['grade_s']:.3f} s vs pytest one test "
+          f"{lat['pytest_s']:.3f} s = {ratio:.2f}x  [target <= 1.5x] {verdict(ratio <= 1.5)}")
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=200, help="submissions in the class (200)")
@@ -525,6 +648,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-runs", type=int, default=5, help="runs per latency median (5)")
     ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
     ap.add_argument("--keep", type=Path, help="keep the class and reports in this new folder")
+    ap.add_argument("--slope", action="store_true",
+                    help="only the restated targets: the margin per submission of a "
+                         "one-exercise class (N 40 -> 200), the grader's overhead per test of "
+                         "the whole pack, and start-up (about 3 minutes)")
     args = ap.parse_args(argv)
     if args.n < 1 or args.workers < 1:
         ap.error("--n and --workers must be at least 1")
@@ -541,6 +668,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep is not None:
         work.mkdir(parents=True, exist_ok=False)
     cores = os.cpu_count() or 1
+    if args.slope:
+        try:
+            figures = slope_mode(args, work)
+            if args.json:
+                args.json.write_text(json.dumps(figures, indent=2))
+        finally:
+            if args.keep is None:
+                shutil.rmtree(work, ignore_errors=True)
+        return 0
     try:
         class_dir = work / "class"
         subs = make_class(class_dir, args.n, args.seed, exclude)

@@ -110,6 +110,24 @@ def test_workers_start_without_the_fork_server_too(tmp_path):
     assert "Score 23/23" in proc.stdout
 
 
+def test_a_worker_whose_fork_fails_starts_with_subprocess_and_its_own_harness(tmp_path,
+                                                                               monkeypatch):
+    from grader.sandbox import forkserver
+    from grader.sandbox.process import WorkerProcess
+
+    def refuse(self, **kw):
+        raise OSError("the fork server is gone")
+
+    monkeypatch.setattr(forkserver.ForkServer, "spawn", refuse)
+    shutil.copy(catalog.get(SLUG).solution, tmp_path / f"{SLUG}.py")
+    with WorkerProcess({SLUG: tmp_path / f"{SLUG}.py"}) as worker:
+        worker.start()
+        assert not isinstance(worker.proc, forkserver.ForkedWorker)
+        assert (worker.workdir / isolation.HARNESS_NAME / "worker.py").is_file()
+        reply = worker.request("call", module=SLUG, func=SLUG, args=(2, 2, 0, 1))
+        assert reply.value.shape == (5, 5)
+
+
 @pytest.mark.skipif(isolation.probe().level != "strict", reason="the disk cache needs strict")
 def test_expected_values_are_cached_on_disk_and_a_bad_entry_is_recomputed(tmp_path,
                                                                          monkeypatch):

@@ -8,6 +8,7 @@ collection are paid once, not once per submission. ``grade`` is a session of one
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -79,7 +80,17 @@ def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
         "-p", "no:unraisableexception", "-p", "no:logging",
         "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    code = pytest.main(args, plugins=[driver, driver.plugin])
+    # no plugin of another package (anyio's, say, which watchfiles brings): the suites need
+    # none, and each costs start-up time in every grading process
+    autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        code = pytest.main(args, plugins=[driver, driver.plugin])
+    finally:
+        if autoload is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
     if driver.interrupted:
         raise KeyboardInterrupt
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,

@@ -346,11 +346,13 @@ class LaunchSpec:
     spec: dict[str, object] = field(default_factory=dict)
 
 
-def prepare_workdir(files: dict[str, Path]) -> Path:
-    """Make a fresh work directory: ``submission/<slug>.py`` copies and the harness package."""
+def prepare_workdir(files: dict[str, Path], *, harness: bool = True) -> Path:
+    """Make a fresh work directory: ``submission/<slug>.py`` copies and, for a worker started
+    with ``subprocess`` (``harness``), the harness package it runs from (a worker forked by
+    the fork server has the harness imported already)."""
     workdir = Path(tempfile.mkdtemp(prefix="grade-worker-"))
-    shutil.copytree(HARNESS_SRC, workdir / HARNESS_NAME,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    if harness:
+        add_harness(workdir)
     sub = workdir / "submission"
     sub.mkdir()
     (workdir / "tmp").mkdir()
@@ -358,6 +360,15 @@ def prepare_workdir(files: dict[str, Path]) -> Path:
         if path.is_file():
             shutil.copyfile(path, sub / f"{slug}.py")
     return workdir
+
+
+def add_harness(workdir: Path, uid: int | None = None) -> None:
+    """Copy the harness package into ``workdir`` (owned by ``uid`` when given)."""
+    shutil.copytree(HARNESS_SRC, workdir / HARNESS_NAME,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if uid is not None:
+        for path in [workdir / HARNESS_NAME, *(workdir / HARNESS_NAME).rglob("*")]:
+            os.chown(path, uid, uid, follow_symlinks=False)
 
 
 @lru_cache(maxsize=4)
@@ -384,6 +395,7 @@ class Sandbox:
     def __init__(self, device: str = "cpu") -> None:
         self.caps = probe()
         self.device = device
+        self._cpuacct: str | None = None  # the cpuacct.usage file, once found ("" if none)
         Sandbox._counter += 1
         self.name = f"w{os.getpid()}-{Sandbox._counter}"
         self.uid = UID_BASE + (os.getpid() * 64 + Sandbox._counter) % 1_000_000 \
@@ -408,15 +420,18 @@ class Sandbox:
             self.cgroups.append(path)
 
     def cpu_seconds(self) -> float | None:
-        """CPU time the worker's whole tree has used so far (cpuacct), or None without it."""
-        for path in self.cgroups:
-            usage = path / "cpuacct.usage"
-            if usage.exists():
-                try:
-                    return int(usage.read_text()) / 1e9
-                except (OSError, ValueError):
-                    return None
-        return None
+        """CPU time the worker's whole tree has used so far (cpuacct), or None without it.
+        Asked at every call's start: its file is found once, read without pathlib."""
+        if self._cpuacct is None:
+            self._cpuacct = next((str(path / "cpuacct.usage") for path in self.cgroups
+                                  if (path / "cpuacct.usage").exists()), "")
+        if not self._cpuacct:
+            return None
+        try:
+            with open(self._cpuacct, "rb") as f:
+                return int(f.read()) / 1e9
+        except (OSError, ValueError):
+            return None
 
     def out_of_memory(self) -> bool:
         """Whether the memory cgroup hit its limit (the kernel's OOM killer acted)."""

@@ -34,7 +34,8 @@ def _run_delay(pid: int | None) -> float | None:
     if pid is None:
         return None
     try:
-        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return None
 
@@ -105,7 +106,8 @@ class WorkerProcess:
         isolation.harden_grader()
         if self.deadline is None:
             self.deadline = time.monotonic() + self.budget_s
-        self.workdir = isolation.prepare_workdir(self.files)
+        server = forkserver.get(self.preload)  # None: started with subprocess
+        self.workdir = isolation.prepare_workdir(self.files, harness=server is None)
         self.sandbox = isolation.Sandbox(self.device)
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
@@ -114,10 +116,14 @@ class WorkerProcess:
         os.set_blocking(self._req_w, False)  # requests are written against the call's deadline
         try:
             spec = self.sandbox.launch(self.workdir, req_r, resp_w)
-            self.proc = self._fork(spec, req_r, resp_w) or subprocess.Popen(
-                spec.argv, env=spec.env, cwd=spec.cwd, preexec_fn=spec.preexec_fn,
-                pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = self._fork(server, spec, req_r, resp_w) if server else None
+            if self.proc is None:
+                if server is not None:  # the fork server failed: this worker needs the files
+                    isolation.add_harness(self.workdir, self.sandbox.uid)
+                self.proc = subprocess.Popen(
+                    spec.argv, env=spec.env, cwd=spec.cwd, preexec_fn=spec.preexec_fn,
+                    pass_fds=(req_r, resp_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, start_new_session=True)
         except (OSError, subprocess.SubprocessError) as exc:
             self.stop()
             raise isolation.SandboxError(f"could not start the sandbox: {exc}") from None
@@ -141,12 +147,9 @@ class WorkerProcess:
                                     max_procs=isolation.PIDS)
             self._watch.start()
 
-    def _fork(self, spec: isolation.LaunchSpec, req_r: int,
+    def _fork(self, server: forkserver.ForkServer, spec: isolation.LaunchSpec, req_r: int,
               resp_w: int) -> forkserver.ForkedWorker | None:
         """A worker forked by the warm server, or None (then it is started with subprocess)."""
-        server = forkserver.get(self.preload)
-        if server is None:
-            return None
         out_r, out_w = os.pipe()
         try:
             pid = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
