@@ -201,8 +201,9 @@ def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
 def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
     """A deterministic input builder (same arguments, same value) run once per process per
     arguments. Its arrays are shared by every caller and read-only (a test that changes one
-    copies it first; their hashes are then computed once too); lists, tuples and dicts are
-    the caller's own."""
+    copies it first; their hashes are then computed once too), the large ones also with the
+    workers started afterwards (``grader/sandbox/shared_inputs.py``: no copy through the
+    pipe); lists, tuples and dicts are the caller's own."""
     memo = functools.lru_cache(maxsize=16)(lambda *a, **k: _read_only(build(*a, **k)))
 
     @functools.wraps(build)
@@ -213,9 +214,12 @@ def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _read_only(value: Any) -> Any:
+    from grader.sandbox import shared_inputs
+
     def freeze(leaf: Any) -> Any:
         if isinstance(leaf, np.ndarray):
             leaf.flags.writeable = False
+            shared_inputs.share(leaf)  # a large one reaches workers through sealed memory
         return leaf
 
     return map_leaves(value, freeze)

@@ -77,10 +77,12 @@ class ForkServer:
         return json.loads(line)
 
     def spawn(self, *, env: dict[str, str], spec: dict[str, Any], submission: Path,
-              fds: list[int], timeout: float = 60.0) -> int:
-        """Fork a worker; ``fds`` are its request-read, response-write, output-write ends."""
-        msg = json.dumps({"op": "spawn", "env": env, "spec": spec,
-                          "submission": str(submission)}).encode()
+              fds: list[int], shared: list[tuple[str, int]] = (), timeout: float = 60.0) -> int:
+        """Fork a worker; ``fds`` are its request-read, response-write, output-write ends;
+        ``shared``: ``(key, fd)`` of the sealed shared inputs it may map."""
+        msg = json.dumps({"op": "spawn", "env": env, "spec": spec, "submission": str(submission),
+                          "shared": [key for key, _ in shared]}).encode()
+        fds = [*fds, *(fd for _, fd in shared)]
         socket.send_fds(self.sock, [msg], fds)
         return int(self._answer(timeout)["pid"])
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from grader.inert import inert
 
-from . import faults, forkserver, gpu_watch, isolation, reply
+from . import faults, forkserver, gpu_watch, isolation, reply, shared_inputs
 from .harness import protocol
 from .harness.worker import NOT_TEXT
 from .reply import Reply
@@ -99,6 +99,7 @@ class WorkerProcess:
         self._main: tuple[int, int] | None = None  # (worker pid, pid of its learner process)
         self.starved_retries = 0  # calls sent again after a timeout they did not cause
         self.device_evidence = ""  # for a CUDA worker: how its device is known (gpu_watch)
+        self._shared: Any = None  # the key of an input this worker maps (shared_inputs)
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -107,6 +108,7 @@ class WorkerProcess:
         if self.deadline is None:
             self.deadline = time.monotonic() + self.budget_s
         server = forkserver.get(self.preload)  # None: started with subprocess
+        self._shared = None  # (set by _fork: the inputs this worker maps)
         self.workdir = isolation.prepare_workdir(self.files, harness=server is None)
         self.sandbox = isolation.Sandbox(self.device)
         req_r, self._req_w = os.pipe()
@@ -151,15 +153,17 @@ class WorkerProcess:
               resp_w: int) -> forkserver.ForkedWorker | None:
         """A worker forked by the warm server, or None (then it is started with subprocess)."""
         out_r, out_w = os.pipe()
+        shared = shared_inputs.offered()
         try:
             pid = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
-                               fds=[req_r, resp_w, out_w])
+                               fds=[req_r, resp_w, out_w], shared=shared)
         except (OSError, ValueError):
             forkserver.drop(server)
             os.close(out_r)
             return None
         finally:
             os.close(out_w)
+        self._shared = shared_inputs.lookup(frozenset(key for key, _ in shared))
         return forkserver.ForkedWorker(server, pid, os.fdopen(out_r, "rb"))
 
     def stop(self) -> None:
@@ -205,7 +209,8 @@ class WorkerProcess:
             self.start()
         header = {"op": op, "module": module, "func": func, "handle": handle}
         try:
-            frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})])
+            frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})],
+                                          shared=self._shared)
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
         # a call that refers to learner objects cannot be sent to a fresh worker

@@ -9,7 +9,9 @@ sizes the header lists. Values are encoded as JSON with tagged objects:
   ``allow_pickle=False``); ``{"$s": i}`` a numpy scalar, stored the same way;
 - ``{"$T": i, "dtype": ..., "device": ...}`` a torch tensor (values as ``.npy``);
 - ``{"$r": name, "p": params}`` a trusted recipe the worker builds into a callable;
-- ``{"$h": id}`` an object that lives in the worker (a handle).
+- ``{"$h": id}`` an object that lives in the worker (a handle);
+- ``{"$m": key}`` (the grader's requests only) a large suite input the worker holds in sealed
+  shared memory (``grader/sandbox/shared_inputs.py``), mapped afresh for each request.
 
 Decoding trusts nothing: every tag must have exactly its keys and their types, integers fit in
 64 bits, a plain float is finite, a tensor's dtype is one of ``TENSOR_DTYPES`` and its values
@@ -31,7 +33,7 @@ import select
 import struct
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +57,8 @@ TENSOR_DTYPES = {
 _DEVICE = re.compile(r"cpu|cuda(?::\d{1,4})?")
 # Each tag and the keys its object has, exactly.
 _TAG_KEYS = {"$f": {"$f"}, "$c": {"$c"}, "$t": {"$t"}, "$d": {"$d"}, "$a": {"$a"},
-             "$s": {"$s"}, "$T": {"$T", "dtype", "device"}, "$h": {"$h"}, "$r": {"$r", "p"}}
+             "$s": {"$s"}, "$T": {"$T", "dtype", "device"}, "$h": {"$h"}, "$r": {"$r", "p"},
+             "$m": {"$m"}}
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -166,10 +169,12 @@ def _parts(blob: bytes | tuple[bytes, memoryview]) -> tuple[bytes | memoryview, 
 
 
 class _Encoder:
-    def __init__(self, max_bytes: int = MAX_BLOB_BYTES) -> None:
+    def __init__(self, max_bytes: int = MAX_BLOB_BYTES,
+                 shared: Callable[[np.ndarray], str | None] | None = None) -> None:
         self.blobs: list[bytes | tuple[bytes, memoryview]] = []
         self.max_bytes = max_bytes
         self.total = 0
+        self.shared = shared  # the key of an array the peer holds in shared memory, or None
 
     def _blob(self, array: np.ndarray) -> int:
         if array.dtype.hasobject:
@@ -197,6 +202,8 @@ class _Encoder:
         if type(value) is complex:
             return {"$c": [self.encode(value.real), self.encode(value.imag)]}
         if type(value) is np.ndarray:
+            if self.shared is not None and (key := self.shared(value)) is not None:
+                return {"$m": key}
             return {"$a": self._blob(value)}
         if isinstance(value, np.generic) and not isinstance(value, np.object_):
             return {"$s": self._blob(np.asarray(value))}
@@ -256,6 +263,11 @@ def _load_npy(blob: bytes | bytearray) -> np.ndarray:
         raise ProtocolError(f"malformed array: {exc}") from None
 
 
+def array_from_npy(blob: Any) -> np.ndarray:
+    """The array of a ``.npy`` buffer (bytes, bytearray or mmap), used in place."""
+    return _load_npy(blob)
+
+
 def _shown(value: Any) -> str:
     """A short, quoted form of something a peer sent, for an error message."""
     text = repr(value)
@@ -263,10 +275,12 @@ def _shown(value: Any) -> str:
 
 
 class _Decoder:
-    def __init__(self, blobs: list[bytes], *, allow_recipes: bool, tensor_device: str | None):
+    def __init__(self, blobs: list[bytes], *, allow_recipes: bool, tensor_device: str | None,
+                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None):
         self.blobs = blobs
         self.allow_recipes = allow_recipes
         self.tensor_device = tensor_device
+        self.shared = shared
 
     def _blob(self, index: Any) -> bytes:
         if type(index) is not int or not 0 <= index < len(self.blobs):
@@ -295,7 +309,8 @@ class _Decoder:
         if len(tags) != 1:
             raise ProtocolError("malformed value: an object without exactly one tag")
         tag = tags[0]
-        if tag not in _TAG_KEYS or (tag == "$r" and not self.allow_recipes):
+        if tag not in _TAG_KEYS or (tag == "$r" and not self.allow_recipes) or \
+                (tag == "$m" and self.shared is None):
             raise ProtocolError(f"malformed value: an unknown tag {_shown(tag)}")
         if node.keys() != _TAG_KEYS[tag]:
             raise ProtocolError(f"malformed value: a {tag} object with the keys "
@@ -318,6 +333,10 @@ class _Decoder:
             return dict(self._item(item, depth) for item in body)
         if tag == "$a":
             return _load_npy(self._blob(body))
+        if tag == "$m":  # (only in the grader's requests: a worker's decoder has ``shared``)
+            if type(body) is not str or body not in self.shared:
+                raise ProtocolError(f"unknown shared input {_shown(body)}")
+            return self.shared[body]()
         if tag == "$s":
             arr = _load_npy(self._blob(body))
             if arr.ndim != 0:
@@ -374,10 +393,12 @@ class _Decoder:
 Frame = list[bytes | memoryview]  # a frame as the buffers it is made of, in order
 
 
-def encode_frame(header: dict[str, Any], payload: Any) -> Frame:
+def encode_frame(header: dict[str, Any], payload: Any,
+                 shared: Callable[[np.ndarray], str | None] | None = None) -> Frame:
     """Encode ``payload`` into ``header['value']``; the frame's buffers, arrays' memory not
-    copied (``write_frame`` sends them with one ``writev``)."""
-    enc = _Encoder()
+    copied (``write_frame`` sends them with one ``writev``). ``shared``: the key of an array
+    the peer holds in shared memory (sent as ``{"$m": key}``), or None."""
+    enc = _Encoder(shared=shared)
     head = dict(header)
     head["value"] = enc.encode(payload)
     head["blobs"] = [sum(len(part) for part in _parts(b)) for b in enc.blobs]
@@ -391,12 +412,13 @@ def encode_message(header: dict[str, Any], payload: Any) -> bytes:
 
 
 def decode_value(head: dict[str, Any], blobs: list[bytes], *, allow_recipes: bool = False,
-                 tensor_device: str | None = None) -> Any:
+                 tensor_device: str | None = None,
+                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None) -> Any:
     """The value of a frame; ``ProtocolError`` for anything that is not well-formed plain
     data (the checks above; the ``except`` is a backstop, not the rule)."""
     try:
-        return _Decoder(blobs, allow_recipes=allow_recipes,
-                        tensor_device=tensor_device).decode(head.get("value"))
+        return _Decoder(blobs, allow_recipes=allow_recipes, tensor_device=tensor_device,
+                        shared=shared).decode(head.get("value"))
     except ProtocolError:
         raise
     except (LookupError, TypeError, ValueError, ArithmeticError, RecursionError,

@@ -17,14 +17,18 @@ Requests (``header["op"]``):
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib.util
 import io
+import mmap
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from . import protocol, recipes
 
@@ -79,12 +83,16 @@ class CappedWriter(io.TextIOBase):
 
 
 class Worker:
-    def __init__(self, submission_dir: Path, request_fd: int, response_fd: int) -> None:
+    def __init__(self, submission_dir: Path, request_fd: int, response_fd: int,
+                 shared: dict[str, int] | None = None) -> None:
+        """``shared``: key -> descriptor of a sealed shared input (``shared_inputs.py``)."""
         self.submission_dir = submission_dir
         self.request_fd = request_fd
         self.response_fd = response_fd
         self.modules: dict[str, Any] = {}
         self.objects: dict[int, Any] = {}
+        self.shared = {key: functools.partial(_map_shared, fd) for key, fd in
+                       (shared or {}).items()}
 
     # -- learner code -----------------------------------------------------------------
     def learner_files(self) -> set[str]:
@@ -150,7 +158,8 @@ class Worker:
                 result: Any = None
             else:
                 args, kwargs = self.materialise(
-                    protocol.decode_value(header, blobs, allow_recipes=True))
+                    protocol.decode_value(header, blobs, allow_recipes=True,
+                                          shared=self.shared))
                 if op == "apply":  # a trusted recipe applied to learner objects
                     fn, args = args[0], args[1:]
                 else:
@@ -216,6 +225,15 @@ class Worker:
                 return
             frame = self.handle(header, blobs)
             protocol.write_frame(self.response_fd, frame)
+
+
+def _map_shared(fd: int) -> np.ndarray:
+    """A fresh private, writable mapping of a sealed shared input: its pages stay shared until
+    the learner writes one, which then becomes this worker's own copy (the file is sealed
+    against writes: no worker can change what the next one maps)."""
+    size = os.fstat(fd).st_size
+    memory = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return protocol.array_from_npy(memory)
 
 
 class _Missing(Exception):

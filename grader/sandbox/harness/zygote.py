@@ -7,8 +7,9 @@ itself (``confine.py``) before it serves any request, exactly as a worker starte
 ``subprocess`` does.
 
 Control messages are JSON on a Unix socket; file descriptors travel with ``SCM_RIGHTS``:
-- ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR}`` with the worker's
-  request-read, response-write and output-write fds; the answer is ``{"pid": N}``;
+- ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR, "shared": [key, ...]}``
+  with the worker's request-read, response-write and output-write fds, then one sealed
+  shared input's fd per key; the answer is ``{"pid": N}``;
 - ``{"op": "wait", "pid": N, "timeout": S}``: ``{"status": code}`` once the child has ended
   (``-signal`` when killed by one, like ``subprocess``), ``{"status": null}`` when it has not.
 """
@@ -26,6 +27,7 @@ from typing import Any
 from . import confine
 
 _ENDED: dict[int, int] = {}
+MAX_SHARED = 64  # shared inputs a spawn may carry (``shared_inputs.MAX_INPUTS``)
 
 
 def _reap() -> None:
@@ -45,7 +47,8 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket) -> None:
     try:
         control.close()
         os.setsid()
-        request_fd, response_fd, output_fd = fds
+        request_fd, response_fd, output_fd = fds[:3]
+        shared = dict(zip(req.get("shared", []), fds[3:]))
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
         os.close(output_fd)
@@ -57,7 +60,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket) -> None:
         from .worker import Worker
 
         sys.path.insert(0, str(submission))
-        Worker(submission, request_fd, response_fd).serve()
+        Worker(submission, request_fd, response_fd, shared).serve()
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 - report and never return into the server
         try:
@@ -69,7 +72,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket) -> None:
 def serve(control: socket.socket) -> None:
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
+            msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 3 + MAX_SHARED)
         except OSError:
             return
         if not msg:
