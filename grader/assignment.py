@@ -93,7 +93,9 @@ def parse(data: dict[str, Any], path: Path | None = None) -> Assignment:
         raise bad(f"'exercises' must be a non-empty list of exercise names ({', '.join(pack)})")
     missing = [s for s in exercises if s not in pack]
     if missing:
-        raise bad(f"unknown exercise(s) {', '.join(missing)} (the pack has {', '.join(pack)})")
+        guesses = [f"{m} (did you mean {g}?)" if (g := catalog.closest(m)) else m
+                   for m in missing]
+        raise bad(f"unknown exercise(s) {', '.join(guesses)} (the pack has {', '.join(pack)})")
     if len(set(exercises)) != len(exercises):
         raise bad("'exercises' names an exercise twice")
     feedback = data.get("feedback", "graded")

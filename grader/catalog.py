@@ -78,6 +78,20 @@ RELEASE_INFO = PACKAGE_DIR / "release.json"
 
 
 @lru_cache(maxsize=1)
+def closest(name: str) -> str | None:
+    """The exercise a mistyped ``name`` most likely means (difflib; else the one slug that
+    contains it), or None."""
+    import difflib
+
+    slugs = list(load())
+    wanted = name.strip().lower().replace("-", "_")
+    close = difflib.get_close_matches(wanted, slugs, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    containing = [s for s in slugs if len(wanted) >= 3 and wanted in s]
+    return containing[0] if len(containing) == 1 else None
+
+
 def release_info() -> dict | None:
     """In a student release (``grade release``): its assignment and, per exercise, how many
     hidden tests run only when the work is graded; None in the full project."""

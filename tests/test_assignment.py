@@ -37,6 +37,8 @@ def test_a_full_assignment_is_read(tmp_path):
     ('exercises = ["grid_local_mask"]\n', "'title' must be"),
     ('title = "t"\n', "'exercises' must be"),
     ('title = "t"\nexercises = ["nope"]\n', "unknown exercise(s) nope"),
+    ('title = "t"\nexercises = ["grid_local_msk"]\n',
+     "unknown exercise(s) grid_local_msk (did you mean grid_local_mask?)"),
     ('title = "t"\nexercises = ["shape_bias", "shape_bias"]\n', "names an exercise twice"),
     (GOOD + 'feedback = "some"\n', "'feedback' must be one of full, graded"),
     (GOOD + 'due = "tomorrow"\n', "'due' must be a TOML date"),
@@ -45,7 +47,7 @@ def test_a_full_assignment_is_read(tmp_path):
     (GOOD + '[limits]\nwall = 3\n', "[limits] takes"),
     (GOOD + '[points]\nshape_bias = 3\n', "points.shape_bias: not one of the assignment's"),
     (GOOD + '[points]\ngrid_local_mask = -3\n', "points.grid_local_mask must be a number"),
-], ids=["toml", "title", "exercises", "unknown", "twice", "feedback", "due", "field",
+], ids=["toml", "title", "exercises", "unknown", "mistyped", "twice", "feedback", "due", "field",
         "negative_limit", "limit_name", "points_scope", "negative_points"])
 def test_a_wrong_assignment_is_refused_with_its_field(tmp_path, text, words):
     path = tmp_path / "assignment.toml"

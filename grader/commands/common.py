@@ -20,24 +20,12 @@ def complete_exercise(ctx: click.Context, param: click.Parameter | None,
             if s.startswith(incomplete)]
 
 
-def closest_exercise(name: str) -> str | None:
-    """The exercise a mistyped ``name`` most likely means (difflib; else the one slug that
-    contains it), or None."""
-    slugs = list(catalog.load())
-    wanted = name.strip().lower().replace("-", "_")
-    close = difflib.get_close_matches(wanted, slugs, n=1, cutoff=0.6)
-    if close:
-        return close[0]
-    containing = [s for s in slugs if len(wanted) >= 3 and wanted in s]
-    return containing[0] if len(containing) == 1 else None
-
-
 def unknown_exercises_message(names: list[str], commands: list[str] | None = None) -> str:
     """``unknown exercise 'x' (did you mean y?). Valid exercises: ...``; ``commands``: command
     names a mistyped word may have meant instead (``grade shwo``)."""
     parts = []
     for name in names:
-        guess = closest_exercise(name)
+        guess = catalog.closest(name)
         command = (difflib.get_close_matches(name, commands, n=1, cutoff=0.75)
                    if commands and guess is None else [])
         if guess:
