@@ -72,21 +72,26 @@ class GradingPlugin:
         self._started: dict[str, float] = {}
         self._timeouts: dict[str, list[float]] = {}  # slug -> each timed-out call's limit
         self.sandbox_error: SandboxError | None = None
+        self._item: Any = None  # the test being run (pytest_runtest_setup), and its slug
+        self._slug = ""
 
     # -- fixtures -------------------------------------------------------------------------
     @pytest.fixture
     def device(self) -> str:
         return self._device
 
+    # The fixtures read the test being set up from the plugin (``pytest_runtest_setup``), not
+    # from pytest's ``request``: a fixture that asks for ``request`` costs pytest a new
+    # fixture definition, with a signature inspection, at every test.
     @pytest.fixture
-    def learner(self, request: pytest.FixtureRequest) -> LearnerProxy:
-        slug = slug_of(request.node)
-        marker = request.node.get_closest_marker("grading")
+    def learner(self) -> LearnerProxy:
+        item, slug = self._item, self._slug
+        marker = item.get_closest_marker("grading")
         timeout = float(marker.kwargs.get("timeout", DEFAULT_TIMEOUT_S)) if marker else \
             DEFAULT_TIMEOUT_S
         if self.call_timeout_s is not None and timeout == DEFAULT_TIMEOUT_S:
             timeout = self.call_timeout_s
-        log = self._logs.setdefault(request.node.nodeid, CallLog())
+        log = self._logs.setdefault(item.nodeid, CallLog())
         if slug not in self.submitted:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         if slug in self.import_faults:
@@ -107,23 +112,22 @@ class GradingPlugin:
         return proxy
 
     @pytest.fixture
-    def reference(self, request: pytest.FixtureRequest) -> ModuleType:
-        return load_reference(slug_of(request.node))
+    def reference(self) -> ModuleType:
+        return load_reference(self._slug)
 
     @pytest.fixture
-    def learner_source(self, request: pytest.FixtureRequest) -> rules.LearnerSource:
+    def learner_source(self) -> rules.LearnerSource:
         """The learner's file as text, for source rules (read here, never imported)."""
-        slug = slug_of(request.node)
+        slug = self._slug
         if slug not in self.submitted:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         self._stop_if_hanging(slug)
         return rules.read_source(Path(self.worker.files[slug]))
 
     @pytest.fixture
-    def check(self, request: pytest.FixtureRequest, learner: LearnerProxy,
-              reference: ModuleType) -> Check:
-        ex = catalog.get(slug_of(request.node))
-        return Check(learner, reference, mistakes_in(vars(request.module)), ex.rtol, ex.atol)
+    def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
+        ex = catalog.get(self._slug)
+        return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol)
 
     def _stop_if_hanging(self, slug: str) -> None:
         timeouts = self._timeouts.get(slug, [])
@@ -135,7 +139,10 @@ class GradingPlugin:
         # verdicts never show pytest's tracebacks: do not spend time formatting long ones
         config.option.tbstyle = "line"
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Before pytest sets the test's fixtures up: they read ``_item`` and ``_slug``."""
+        self._item, self._slug = item, slug_of(item)
         self._started[item.nodeid] = time.perf_counter()
 
     @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_makereport")
