@@ -78,7 +78,7 @@ def connect(scheduler: str, *, timeout_s: float = 10.0) -> Cluster:
     except ImportError:
         raise ClusterError("--scheduler needs Dask distributed: pip install '.[cluster]'") \
             from None
-    from .cluster_worker import GradingPlugin, worker_info
+    from .cluster_worker import GradingPlugin, refusal, worker_info
 
     local = None
     try:
@@ -123,13 +123,9 @@ def connect(scheduler: str, *, timeout_s: float = 10.0) -> Cluster:
         name = workers.get(addr, {}).get("name")
         if name is not None and str(name) != addr:
             hello = {**hello, "name": str(name)}
-        if "error" in hello:
-            cluster.bad[addr] = refusal_text({"worker": addr, **hello}, pack)
-        elif hello["pack"] != pack:
-            cluster.bad[addr] = refusal_text({"refused": "pack", "worker": addr, **hello}, pack)
-        elif hello["missing"]:
-            cluster.bad[addr] = refusal_text({"refused": "isolation", "worker": addr,
-                                              **hello}, pack)
+        why = None if "error" in hello else refusal(hello, pack)
+        if "error" in hello or why is not None:
+            cluster.bad[addr] = refusal_text({"worker": addr, "refused": why, **hello}, pack)
         else:
             cluster.good.append(addr)
             if resources.get(addr, {}).get(GPU_RESOURCE, 0) >= 1:

@@ -31,6 +31,16 @@ from distributed import WorkerPlugin, get_worker
 PLUGIN_NAME = "vit-grader"
 
 
+def refusal(hello: dict[str, Any], pack: str) -> str | None:
+    """Why a grading process that said ``hello`` may not grade for a client of ``pack``:
+    ``"pack"`` (another version), ``"isolation"`` (not strict), or None."""
+    if hello["pack"] != pack:
+        return "pack"
+    if hello["missing"]:
+        return "isolation"
+    return None
+
+
 class GradingProcessDied(RuntimeError):
     """The worker's grading process ended during a submission (Dask retries the task)."""
 
@@ -124,12 +134,9 @@ class GradingPlugin(WorkerPlugin):
         address = self.worker.address
         with self._lock:
             proc = self._current((tuple(task["exercises"]), task["device"]))
-            hello = proc.hello
-            if hello["pack"] != task["pack"]:
-                return json.dumps({"refused": "pack", "worker": address, "pack": hello["pack"]})
-            if hello["missing"]:
-                return json.dumps({"refused": "isolation", "worker": address,
-                                   "missing": hello["missing"]})
+            why = refusal(proc.hello, task["pack"])
+            if why is not None:
+                return json.dumps({**proc.hello, "refused": why, "worker": address})
             folder = Path(tempfile.mkdtemp(prefix="grade-task-"))  # mode 0700
             try:
                 files: dict[str, str | None] = {}

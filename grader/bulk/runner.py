@@ -31,6 +31,9 @@ from .layouts import Submission
 from .serve import MAX_DEATHS
 
 CACHE_KEY = "cache_key"
+# What grading one submission came to: (id, its result or None, why grading failed or None,
+# grading processes it ended)
+Answer = tuple[str, SubmissionResult | None, str | None, int]
 
 
 @dataclass
@@ -157,14 +160,14 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
                   (exercises, device, str(out), budget_s, policy or Policy())).run(
                 [(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
                            for s in exercises}, key) for sub, key in todo])
-        for sub_id, data, error, ended in answers:
+        for sub_id, result, error, ended in answers:
             if error is not None and ended > 0:
                 outcome.ended.append((sub_id, f"not graded: it ended {ended} grading "
                                               f"processes (the last: {error})"))
             elif error is not None:
                 outcome.failures.append((sub_id, error))
             else:
-                by_id[sub_id] = from_dict(data)
+                by_id[sub_id] = result
                 outcome.graded += 1
             if on_done:
                 on_done(sub_id, False)
@@ -182,7 +185,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
 
 def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
                 exercises: list[str], device: str, budget_s: float,
-                policy: Policy) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
+                policy: Policy) -> Iterator[Answer]:
     """The cluster's answers, each written here as the pool processes write theirs."""
     from . import cluster as dask_cluster
 
@@ -190,14 +193,14 @@ def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
     for sub_id, data, error, ended in dask_cluster.run(
             cluster, todo, exercises=exercises, device=device, budget_s=budget_s,
             policy=policy):
+        result = None
         if data is not None:
             try:
                 result = dask_cluster.decode(data)
                 _write_folder(result, out / sub_id, keys[sub_id])
-                data = {**result.to_dict(), CACHE_KEY: keys[sub_id]}
             except (ValueError, OSError) as exc:
-                data, error = None, f"{type(exc).__name__}: {exc}"
-        yield sub_id, data, error, ended
+                result, error = None, f"{type(exc).__name__}: {exc}"
+        yield sub_id, result, error, ended
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -222,9 +225,8 @@ class _Pool:
         self._procs[mine] = (proc, None)
         return mine
 
-    def run(self, jobs: list[tuple]
-            ) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
-        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, results, error, processes it
+    def run(self, jobs: list[tuple]) -> Iterator[Answer]:
+        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, result, error, processes it
         ended)`` as they end. A submission whose process dies is graded again by a fresh one,
         up to ``MAX_DEATHS`` processes."""
         queue = list(reversed(jobs))
@@ -255,7 +257,7 @@ class _Pool:
                     if data is None and 0 < deaths < MAX_DEATHS:
                         queue.append(self._jobs[sub_id])  # once more, on a fresh process
                         continue
-                    yield sub_id, data, error, deaths
+                    yield sub_id, from_dict(data) if data is not None else None, error, deaths
         finally:
             self._stop()
 

@@ -8,8 +8,8 @@ Two front ends drive the same loop (``grade_stream``):
   ``subprocess`` (a fresh interpreter: the multi-threaded Dask worker process is never forked
   to grade) and talks to it in JSON lines, one request per submission, one answer each.
 
-The JSON conversation (``main``): the process first writes a hello line ``{"pack", "missing",
-"cuda"}``, reads a session line ``{"exercises", "device"}``, then answers each request line
+The JSON conversation (``main``): the process first writes a hello line ``{"pack",
+"missing"}``, reads a session line ``{"exercises", "device"}``, then answers each request line
 ``{"id", "files", "budget_s", "policy"}`` with ``{"id", "result"}`` (the result model's plain
 data) or ``{"id", "error"}`` (grading itself failed). End of input ends it.
 """
@@ -48,35 +48,12 @@ def grade_stream(exercises: list[str], jobs: Iterator[Any], deliver: Deliver) ->
             deliver(job, exc)
 
 
-def policy_from(data: dict[str, Any]) -> Policy:
-    """The ``Policy`` of its ``dataclasses.asdict`` form (JSON turns its pairs into lists)."""
-    return Policy(feedback=str(data.get("feedback", "full")),
-                  call_timeout_s=data.get("call_timeout_s"),
-                  points=tuple((str(s), float(p)) for s, p in data.get("points", ())))
-
-
 def hello() -> dict[str, Any]:
     """What a Dask worker's client must know of this grading process before it sends work."""
     from grader import catalog
     from grader.sandbox import isolation
 
-    return {"pack": catalog.pack_version(), "missing": isolation.probe().missing(),
-            "cuda": _cuda_available()}
-
-
-def _cuda_available() -> bool:
-    if "torch" not in sys.modules and not _has_nvidia_device():
-        return False  # no GPU at all: do not pay for importing torch to learn it
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:
-        return False
-
-
-def _has_nvidia_device() -> bool:
-    return Path("/dev/nvidiactl").exists() or Path("/proc/driver/nvidia").exists()
+    return {"pack": catalog.pack_version(), "missing": isolation.probe().missing()}
 
 
 def _exit_when_orphaned(parent: int) -> None:
@@ -122,7 +99,7 @@ def main() -> None:
             msg = json.loads(line)
             yield Job({s: Path(p) if p else None for s, p in msg["files"].items()}, msg["id"],
                       session["device"], float(msg["budget_s"]),
-                      policy=policy_from(msg["policy"]))
+                      policy=Policy.from_dict(msg["policy"]))
 
     def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
         if isinstance(outcome, Exception):

@@ -4,6 +4,7 @@ assignment (``grader/assignment.py``) or a command's options, carried by each jo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,3 +16,10 @@ class Policy:
     feedback: str = "full"
     call_timeout_s: float | None = None
     points: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Policy:
+        """The policy of its ``dataclasses.asdict`` form (JSON turns its pairs into lists)."""
+        return cls(feedback=str(data.get("feedback", "full")),
+                   call_timeout_s=data.get("call_timeout_s"),
+                   points=tuple((str(s), float(p)) for s, p in data.get("points", ())))

@@ -99,7 +99,8 @@ class WorkerProcess:
         self._main: tuple[int, int] | None = None  # (worker pid, pid of its learner process)
         self.starved_retries = 0  # calls sent again after a timeout they did not cause
         self.device_evidence = ""  # for a CUDA worker: how its device is known (gpu_watch)
-        self._shared: Any = None  # the key of an input this worker maps (shared_inputs)
+        # the encoder's test for an input this worker maps (``shared_inputs.lookup``)
+        self._shared: Callable[[Any], str | None] | None = None
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:

@@ -44,7 +44,7 @@ def share(array: np.ndarray) -> None:
     if not enabled() or id(array) in _BY_ID or array.nbytes < MIN_BYTES or \
             len(_BY_ID) >= MAX_INPUTS or array.dtype.hasobject:
         return
-    blob = b"".join(protocol.encode_frame({}, array)[2:])  # the .npy blob, header and data
+    blob = protocol.array_to_npy(array)
     fd = os.memfd_create(f"grade-input-{len(_BY_ID)}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         view = memoryview(blob)

@@ -263,6 +263,13 @@ def _load_npy(blob: bytes | bytearray) -> np.ndarray:
         raise ProtocolError(f"malformed array: {exc}") from None
 
 
+def array_to_npy(array: np.ndarray) -> bytes:
+    """The ``.npy`` bytes of a plain-data array, as a frame's blob holds them."""
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
+    return b"".join(_parts(_npy(array)))
+
+
 def array_from_npy(blob: Any) -> np.ndarray:
     """The array of a ``.npy`` buffer (bytes, bytearray or mmap), used in place."""
     return _load_npy(blob)
