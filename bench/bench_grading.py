@@ -65,15 +65,15 @@ WEIGHT = {"positional_attention": 0.3}  # others 1.0: its correct answer trains 
 # Known mistakes of the references (from tests/test_exercise_*.py): (old, new) edits.
 _PA_FORWARD = ("    H = (X @ v) @ _softmax_rows(Q).T          "
                "# (N, D): H[n, i] = sum_j A[i, j] <X[n, j], v>\n")
-_GLM_NEAR = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-             "                      np.abs(cols[:, None] - cols[None, :])) <= radius")
+_GLM_NEAR = "near = np.kron(near_rows, near_cols)"
 _MAD_DIST = ("dist = P * np.sqrt((rows[:, None] - rows[None, :]) ** 2 + "
              "(cols[:, None] - cols[None, :]) ** 2)")
 _PV_RETURN = "return self.encoder(tokens)"
 MISTAKES: dict[str, list[list[tuple[str, str]]]] = {
     "grid_local_mask": [
         [("return mask", "return ~mask")],
-        [(_GLM_NEAR, "near = (np.abs(rows[:, None] - rows[None, :])\n"
+        [(_GLM_NEAR, "idx = np.arange(H_p * W_p)\n    rows, cols = idx // W_p, idx % W_p\n"
+                     "    near = (np.abs(rows[:, None] - rows[None, :])\n"
                      "            + np.abs(cols[:, None] - cols[None, :])) <= radius")],
         [("mask = np.ones((T, T), dtype=bool)", "mask = np.eye(T, dtype=bool)")]],
     "attention_rollout": [

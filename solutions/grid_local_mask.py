@@ -13,10 +13,13 @@ def grid_local_mask(H_p: int, W_p: int, radius: int, n_prefix: int = 1) -> np.nd
         raise ValueError(f"radius must be >= 0, got {radius}")
     if n_prefix < 0:
         raise ValueError(f"n_prefix must be >= 0, got {n_prefix}")
-    idx = np.arange(H_p * W_p)
-    rows, cols = idx // W_p, idx % W_p
-    near = np.maximum(np.abs(rows[:, None] - rows[None, :]),
-                      np.abs(cols[:, None] - cols[None, :])) <= radius
+    r, c = np.arange(H_p), np.arange(W_p)
+    near_rows = np.abs(r[:, None] - r[None, :]) <= radius  # (H_p, H_p)
+    near_cols = np.abs(c[:, None] - c[None, :]) <= radius  # (W_p, W_p)
+    # patch r * W_p + c sits at row r, column c: two patches are in each other's square
+    # window when their rows are and their columns are, so the (P, P) window is the
+    # Kronecker product of the two (no (P, P) array of distances is built)
+    near = np.kron(near_rows, near_cols)
     T = n_prefix + H_p * W_p
     mask = np.ones((T, T), dtype=bool)
     mask[n_prefix:, n_prefix:] = near

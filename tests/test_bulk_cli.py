@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import reference_variant
+from conftest import grid_window, reference_variant
 
 from grader import catalog
 from grader.report.gradescope import validate_gradescope
@@ -26,17 +26,15 @@ EXERCISES = "grid_local_mask,attention_rollout,mean_attention_distance"
 REF = {s: catalog.get(s).solution.read_text() for s in EXERCISES.split(",")}
 
 
-GRID_NEAR = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-             "                      np.abs(cols[:, None] - cols[None, :])) <= radius")
 WRONG = {  # known mistakes, each as a submission of one exercise
     "m_inverted": ("grid_local_mask", "return mask", "return ~mask"),
-    "m_manhattan": ("grid_local_mask", GRID_NEAR,
-                    "near = (np.abs(rows[:, None] - rows[None, :])\n"
-                    "            + np.abs(cols[:, None] - cols[None, :])) <= radius"),
+    "m_manhattan": ("grid_local_mask", *grid_window(
+        "near = (np.abs(rows[:, None] - rows[None, :])\n"
+        "            + np.abs(cols[:, None] - cols[None, :])) <= radius")),
     "m_prefix": ("grid_local_mask", "mask = np.ones((T, T), dtype=bool)",
                  "mask = np.eye(T, dtype=bool)"),
-    "m_flat": ("grid_local_mask", GRID_NEAR,
-               "near = np.abs(idx[:, None] - idx[None, :]) <= radius"),
+    "m_flat": ("grid_local_mask", *grid_window(
+        "near = np.abs(idx[:, None] - idx[None, :]) <= radius")),
     "m_order": ("attention_rollout", "R = A_hat @ R", "R = R @ A_hat"),
     "m_residual": ("attention_rollout", "A_hat = 0.5 * A.mean(axis=0) + 0.5 * np.eye(T)",
                    "A_hat = A.mean(axis=0)"),

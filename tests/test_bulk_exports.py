@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import reference_variant
+from conftest import grid_window, reference_variant
 from markupsafe import escape
 
 from grader import catalog, numbers
@@ -29,10 +29,8 @@ from grader.report import gradebooks, gradescope, junit
 GRID, SHAPE = "grid_local_mask", "shape_bias"
 EXERCISES = [GRID, SHAPE]
 HOSTILE = "<script>alert(1)</script>"
-MANHATTAN = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-             "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
-             "near = (np.abs(rows[:, None] - rows[None, :])\n"
-             "            + np.abs(cols[:, None] - cols[None, :])) <= radius")
+MANHATTAN = grid_window("near = (np.abs(rows[:, None] - rows[None, :])\n"
+                        "            + np.abs(cols[:, None] - cols[None, :])) <= radius")
 TEXTURE = ("return n_shape / decided", "return n_texture / decided")
 
 

@@ -1,11 +1,9 @@
 """grid_local_mask through the real grader: reference, stub, and every known mistake."""
 
 import pytest
-from conftest import by_name, reference_source
+from conftest import CHEBYSHEV, by_name, grid_window, reference_source
 
 SLUG = "grid_local_mask"
-NEAR = ("near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-        "                      np.abs(cols[:, None] - cols[None, :])) <= radius")
 ONES = "mask = np.ones((T, T), dtype=bool)"
 
 
@@ -15,26 +13,32 @@ def test_reference_scores_full_marks(grade_src):
     assert result.score == result.max_score == 9
 
 
+def test_the_window_computed_patch_by_patch_scores_full_marks(grade_src):
+    """The base of the variants below: the reference with its window computed patch by patch."""
+    src = reference_source(SLUG).replace(*grid_window(f"near = {CHEBYSHEV} <= radius"))
+    assert grade_src(SLUG, src).score == 9
+
+
 @pytest.mark.parametrize("old, new, mistake, test", [
     ("return mask", "return ~mask", "inverted_convention", "square_grid_radius_1"),
-    (NEAR, "near = (np.abs(rows[:, None] - rows[None, :])\n"
-           "            + np.abs(cols[:, None] - cols[None, :])) <= radius", "manhattan_window",
-     "square_grid_radius_1"),
+    (*grid_window("near = (np.abs(rows[:, None] - rows[None, :])\n"
+                  "            + np.abs(cols[:, None] - cols[None, :])) <= radius"),
+     "manhattan_window", "square_grid_radius_1"),
     (ONES, "mask = np.eye(T, dtype=bool)", "prefix_not_free", "square_grid_radius_1"),
-    (NEAR, "near = np.abs(idx[:, None] - idx[None, :]) <= radius", "flattened_distance",
+    (*grid_window("near = np.abs(idx[:, None] - idx[None, :]) <= radius"), "flattened_distance",
      "square_grid_radius_1"),
-    (NEAR, "dr = np.abs(rows[:, None] - rows[None, :])\n"
-           "    dc = np.abs(cols[:, None] - cols[None, :])\n"
-           "    near = np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc)) <= radius",
-     "wraps_around", "square_grid_radius_1"),
+    (*grid_window("dr = np.abs(rows[:, None] - rows[None, :])\n"
+                  "    dc = np.abs(cols[:, None] - cols[None, :])\n"
+                  "    near = np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc))"
+                  " <= radius"), "wraps_around", "square_grid_radius_1"),
     # the half-free prefix: the prefix rows free, their columns forgotten, and the other way
     (ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:n_prefix, :] = True",
      "prefix_column_blocked", "square_grid_radius_1"),
     (ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:, :n_prefix] = True",
      "prefix_row_blocked", "square_grid_radius_1"),
-    ("cols[None, :])) <= radius", "cols[None, :])) < radius", "radius_exclusive", "radius_0"),
-    ("rows, cols = idx // W_p, idx % W_p", "rows, cols = idx // H_p, idx % H_p",
-     "rows_of_length_H_p", "non_square_grid"),
+    (*grid_window(f"near = {CHEBYSHEV} < radius"), "radius_exclusive", "radius_0"),
+    (*grid_window(f"near = {CHEBYSHEV} <= radius", row_length="H_p"), "rows_of_length_H_p",
+     "non_square_grid"),
 ])
 def test_known_mistakes_are_named(grade_src, old, new, mistake, test):
     src = reference_source(SLUG)

@@ -51,12 +51,15 @@ CORPUS: dict[str, list[Variant]] = {
              "    mask = np.zeros((T, T), dtype=bool)\n    mask[0, :] = True\n"
              "    mask[:, 0] = True\n"),), {"several_prefix_tokens": "values"}),
         Variant("columns_wrap_around", (
-            ("np.abs(cols[:, None] - cols[None, :])) <= radius",
-             "np.minimum(np.abs(cols[:, None] - cols[None, :]),\n"
-             "                                 W_p - np.abs(cols[:, None] - cols[None, :])))"
-             " <= radius"),), {"no_prefix": "values", "large_grid": "values"}),
+            ("near_cols = np.abs(c[:, None] - c[None, :]) <= radius",
+             "near_cols = np.minimum(np.abs(c[:, None] - c[None, :]),\n"
+             "                           W_p - np.abs(c[:, None] - c[None, :])) <= radius"),),
+            {"no_prefix": "values", "large_grid": "values"}),
         Variant("window_one_step_too_wide", (
-            ("cols[None, :])) <= radius", "cols[None, :])) <= radius + 1"),),
+            ("near_rows = np.abs(r[:, None] - r[None, :]) <= radius",
+             "near_rows = np.abs(r[:, None] - r[None, :]) <= radius + 1"),
+            ("near_cols = np.abs(c[:, None] - c[None, :]) <= radius",
+             "near_cols = np.abs(c[:, None] - c[None, :]) <= radius + 1")),
             {"radius_0": "values", "square_grid_radius_1": "values"}),
         Variant("arguments_not_validated", (
             ("    if H_p < 1 or W_p < 1:\n        raise ValueError(f\"the grid must have at "

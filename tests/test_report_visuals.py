@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, grid_window, reference_source
 
 from grader import catalog
 from grader.engine.results import SubmissionResult
@@ -18,11 +18,9 @@ from grader.engine.runner import grade
 from grader.report.html import render, write_report
 
 GRID, ROLLOUT, CONV = "grid_local_mask", "attention_rollout", "conv_via_attention"
-MANHATTAN = reference_source(GRID).replace(
-    "near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-    "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
+MANHATTAN = reference_source(GRID).replace(*grid_window(
     "near = (np.abs(rows[:, None] - rows[None, :]) +\n"
-    "            np.abs(cols[:, None] - cols[None, :])) <= radius")
+    "            np.abs(cols[:, None] - cols[None, :])) <= radius"))
 
 
 @pytest.fixture(scope="module")

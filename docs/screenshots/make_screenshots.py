@@ -25,9 +25,9 @@ OUT = Path(__file__).resolve().parent
 # exercise -> (the mistake, [(text of the reference, replacement)]), and the picture's height
 VARIANTS: dict[str, tuple[str, list[tuple[str, str]], int]] = {
     "grid_local_mask": ("a diamond window instead of a square one", [(
-        "near = np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-        "                      np.abs(cols[:, None] - cols[None, :])) <= radius",
-        "near = (np.abs(rows[:, None] - rows[None, :]) +\n"
+        "near = np.kron(near_rows, near_cols)",
+        "idx = np.arange(H_p * W_p)\n    rows, cols = idx // W_p, idx % W_p\n"
+        "    near = (np.abs(rows[:, None] - rows[None, :]) +\n"
         "            np.abs(cols[:, None] - cols[None, :])) <= radius")], 1500),
     "attention_rollout": ("the first layer on the left of the product", [(
         "R = A_hat @ R", "R = R @ A_hat")], 1500),
