@@ -284,6 +284,28 @@ def test_nothing_is_left_running_or_written_outside(graded):
     assert list(BULK_TMP.iterdir()) == []  # work folders and unpacked zips were removed
 
 
+SHM = Path("/dev/shm")
+
+
+@pytest.mark.skipif(not (SHM.is_dir() and os.access(SHM, os.W_OK)), reason="no /dev/shm")
+def test_without_tmpdir_nothing_is_left_in_dev_shm(tmp_path):
+    """With no TMPDIR, workers' folders are made in /dev/shm (isolation.staging_root), and
+    none is left there after the run."""
+    def ours() -> set[str]:
+        return {p.name for p in SHM.glob("grade-*")}
+
+    before = ours()
+    (tmp_path / "class" / "s1").mkdir(parents=True)
+    (tmp_path / "class" / "s1" / "grid_local_mask.py").write_text(REF["grid_local_mask"])
+    env = {k: v for k, v in os.environ.items() if k != "TMPDIR"}
+    proc = subprocess.run([GRADE, "bulk", str(tmp_path / "class"), "--out", str(tmp_path / "o"),
+                           "--exercises", "grid_local_mask", "-q"], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert _results(tmp_path / "o")["s1"]["exercises"][0]["score"] == 9
+    assert ours() - before == set()
+
+
 def _children(pid: int) -> set[int]:
     kids: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():

@@ -472,7 +472,8 @@ LINGER = fn(  # a grandchild that leaves the worker's session and sleeps under a
 def test_nothing_outlives_a_killed_grader(tmp_path, how):
     """SIGKILL of `grade --submission` or `grade bulk` (no clean-up can run) still ends every
     process the learner started: each worker is process 1 of its own PID namespace and dies
-    with its waiter, which dies with the grader."""
+    with the fork server that forked it (or with its waiter, when started with subprocess),
+    which dies with the grader."""
     klass = tmp_path / "class"
     (klass / "s0").mkdir(parents=True)
     (klass / "s0" / f"{SLUG}.py").write_text(LINGER)

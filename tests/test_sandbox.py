@@ -128,6 +128,60 @@ def test_a_worker_whose_fork_fails_starts_with_subprocess_and_its_own_harness(tm
         assert reply.value.shape == (5, 5)
 
 
+NEIGHBOURS = """import os, socket
+_kept = []
+
+
+def where():
+    return [os.getpid(), os.readlink("/proc/self/ns/net"), os.readlink("/proc/self/ns/pid")]
+
+
+def listen(port):
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        s = socket.socket(socket.AF_INET, kind)
+        s.bind(("127.0.0.1", port))
+        if kind == socket.SOCK_STREAM:
+            s.listen()
+        _kept.append(s)
+
+
+def reach(port):
+    out = []
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2)
+        out.append("tcp connected")
+    except OSError as exc:
+        out.append(f"tcp: {exc.strerror}")
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", port))
+        out.append("udp sent")
+    except OSError as exc:
+        out.append(f"udp: {exc.strerror}")
+    return out
+"""
+
+
+@pytest.mark.skipif(isolation.probe().level != "strict", reason="needs the namespaces")
+def test_workers_of_one_fork_server_reach_nothing_through_its_network_namespace(tmp_path):
+    """A fork server run as root keeps one network namespace (no interface up) for all its
+    workers and forks each into a PID namespace of its own, as process 1: two workers alive
+    at once, one listening on the loopback address, cannot reach each other."""
+    from grader.sandbox import forkserver
+    from grader.sandbox.process import WorkerProcess
+
+    (tmp_path / "m.py").write_text(NEIGHBOURS)
+    with WorkerProcess({"m": tmp_path / "m.py"}) as a, \
+            WorkerProcess({"m": tmp_path / "m.py"}) as b:
+        a.request("call", module="m", func="listen", args=(47001,))
+        assert b.request("call", module="m", func="reach", args=(47001,)).value == [
+            "tcp: Network is unreachable", "udp: Network is unreachable"]
+        where = [w.request("call", module="m", func="where").value for w in (a, b)]
+        assert [pid for pid, _, _ in where] == [1, 1]
+        if isinstance(a.proc, forkserver.ForkedWorker) and a.proc.init:
+            assert where[0][1] == where[1][1]  # one network namespace, shared...
+            assert where[0][2] != where[1][2]  # ...and a PID namespace each
+
+
 @pytest.mark.skipif(isolation.probe().level != "strict", reason="the disk cache needs strict")
 def test_expected_values_are_cached_on_disk_and_a_bad_entry_is_recomputed(tmp_path,
                                                                          monkeypatch):

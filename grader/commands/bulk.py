@@ -105,6 +105,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     interrupted run resumes where it stopped. Exit codes: 0 when every submission could be
     graded (whatever its score), 3 when grading itself failed for some, 130 when interrupted.
     """
+    import contextlib
     import datetime as dt
     import tempfile
 
@@ -112,7 +113,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     from grader.engine import expected
     from grader.report import class_html, gradebooks, junit
     from grader.report.progress import Progress
-    from grader.sandbox.isolation import sweep_stale_cgroups
+    from grader.sandbox.isolation import staging_root, sweep_stale_cgroups
 
     if scheduler is None:  # on a cluster, each worker checks its own (strict only)
         check_isolation(isolation)
@@ -126,7 +127,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     budget = time_budget or (task.submission_seconds if task and task.submission_seconds
                              else 900.0)
     make_dir(out)
-    with tempfile.TemporaryDirectory(prefix="grade-bulk-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-bulk-"))
         try:
             found = layouts.discover(list(inputs), slugs, Path(tmp))
         except ValueError as exc:
@@ -149,10 +151,12 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         click.echo(f"Detected {found.description}: {len(found.submissions)} submission(s) to "
                    f"grade, {len(found.rejected)} rejected.", err=True)
         progress = Progress(len(found.submissions), enabled=not quiet)
-        # workers' folders go inside this run's temporary folder: even those of workers
-        # killed by an interruption are removed with it
-        (Path(tmp) / "work").mkdir()
-        tempfile.tempdir = str(Path(tmp) / "work")
+        # workers' folders go inside a temporary folder of this run's (in RAM where the
+        # machine allows: staging_root): even those of workers killed by an interruption
+        # are removed with it
+        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-bulk-work-",
+                                                               dir=staging_root()))
+        tempfile.tempdir = work
         cluster = _connect(scheduler, dev, slugs) if scheduler else None
         if cluster is not None:
             dev = cluster.device

@@ -77,14 +77,17 @@ class ForkServer:
         return json.loads(line)
 
     def spawn(self, *, env: dict[str, str], spec: dict[str, Any], submission: Path,
-              fds: list[int], shared: list[tuple[str, int]] = (), timeout: float = 60.0) -> int:
-        """Fork a worker; ``fds`` are its request-read, response-write, output-write ends;
-        ``shared``: ``(key, fd)`` of the sealed shared inputs it may map."""
+              fds: list[int], shared: list[tuple[str, int]] = (),
+              timeout: float = 60.0) -> tuple[int, bool]:
+        """Fork a worker: ``(pid, init)``, ``init`` when it is process 1 of its own PID
+        namespace (no waiter); ``fds`` are its request-read, response-write, output-write
+        ends; ``shared``: ``(key, fd)`` of the sealed shared inputs it may map."""
         msg = json.dumps({"op": "spawn", "env": env, "spec": spec, "submission": str(submission),
                           "shared": [key for key, _ in shared]}).encode()
         fds = [*fds, *(fd for _, fd in shared)]
         socket.send_fds(self.sock, [msg], fds)
-        return int(self._answer(timeout)["pid"])
+        answer = self._answer(timeout)
+        return int(answer["pid"]), bool(answer.get("init"))
 
     def wait(self, pid: int, timeout: float = 5.0) -> int | None:
         """The worker's exit status (``-signal`` when killed), or None if it has not ended."""
@@ -106,8 +109,9 @@ class ForkServer:
 class ForkedWorker:
     """A worker forked by a server: the parts of ``subprocess.Popen`` that grading uses."""
 
-    def __init__(self, server: ForkServer, pid: int, stdout: Any) -> None:
+    def __init__(self, server: ForkServer, pid: int, stdout: Any, init: bool = False) -> None:
         self.server, self.pid, self.stdout = server, pid, stdout
+        self.init = init  # process 1 of its own PID namespace: it runs the learner's code
         self.returncode: int | None = None
 
     def wait(self, timeout: float | None = None) -> int:

@@ -346,11 +346,24 @@ class LaunchSpec:
     spec: dict[str, object] = field(default_factory=dict)
 
 
+@lru_cache(maxsize=1)
+def staging_root() -> str | None:
+    """Where workers' folders are made when no temporary folder is set: the ``TMPDIR`` asked
+    for, else ``/dev/shm`` when it is a writable folder (making and removing a worker's few
+    files there costs a fraction of a disk file system's inode work), else the system's
+    temporary folder. None means tempfile's choice."""
+    shm = "/dev/shm"
+    if os.environ.get("TMPDIR") or not (os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK)):
+        return None
+    return shm
+
+
 def prepare_workdir(files: dict[str, Path], *, harness: bool = True) -> Path:
     """Make a fresh work directory: ``submission/<slug>.py`` copies and, for a worker started
     with ``subprocess`` (``harness``), the harness package it runs from (a worker forked by
     the fork server has the harness imported already)."""
-    workdir = Path(tempfile.mkdtemp(prefix="grade-worker-"))
+    workdir = Path(tempfile.mkdtemp(prefix="grade-worker-",
+                                    dir=tempfile.tempdir or staging_root()))
     if harness:
         add_harness(workdir)
     sub = workdir / "submission"

@@ -156,8 +156,8 @@ class WorkerProcess:
         out_r, out_w = os.pipe()
         shared = shared_inputs.offered()
         try:
-            pid = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
-                               fds=[req_r, resp_w, out_w], shared=shared)
+            pid, init = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
+                                     fds=[req_r, resp_w, out_w], shared=shared)
         except (OSError, ValueError):
             forkserver.drop(server)
             os.close(out_r)
@@ -165,7 +165,7 @@ class WorkerProcess:
         finally:
             os.close(out_w)
         self._shared = shared_inputs.lookup(frozenset(key for key, _ in shared))
-        return forkserver.ForkedWorker(server, pid, os.fdopen(out_r, "rb"))
+        return forkserver.ForkedWorker(server, pid, os.fdopen(out_r, "rb"), init)
 
     def stop(self) -> None:
         """Kill the worker's whole process tree and remove its work directory."""
@@ -173,8 +173,15 @@ class WorkerProcess:
             self._watch.stop()
             self._watch.join(timeout=2)  # done with the pid before it is reaped (and reusable)
         if self.proc is not None:
+            leader: int | None = self.proc.pid
+            if getattr(self.proc, "init", False):
+                # process 1 of its own PID namespace: the kernel ends every other process
+                # in it before process 1 can be reaped, so nothing is left to look for
+                isolation.signal_group(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                leader = None  # reaped: its number may be another process's already
             if self.sandbox is not None:
-                self.sandbox.kill_all(self.proc.pid)
+                self.sandbox.kill_all(leader)
             self.proc.wait()
             isolation.register_child(self.proc.pid, alive=False)
             if self._drain is not None:
@@ -292,7 +299,8 @@ class WorkerProcess:
             return None
         if self._main is None or self._main[0] != self.proc.pid:
             main = self.proc.pid
-            if self.sandbox is not None and self.sandbox.caps.pidns:
+            if self.sandbox is not None and self.sandbox.caps.pidns and \
+                    not getattr(self.proc, "init", False):
                 try:
                     children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
                 except OSError:

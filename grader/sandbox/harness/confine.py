@@ -58,17 +58,21 @@ def _landlock_rules(spec: dict[str, Any], abi: int) -> landlock.Ruleset:
     return ruleset
 
 
-def confine(spec: dict[str, Any]) -> None:
+def confine(spec: dict[str, Any], *, in_netns: bool = False, is_init: bool = False) -> None:
+    """``in_netns``: this process is in a network namespace of its own already (a fork
+    server's: ``zygote.py``); ``is_init``: it is process 1 of a new PID namespace already
+    (forked into it), so no waiter is forked."""
     _limits(spec)
     mode = spec.get("netns")  # how namespaces are entered here: "root" or "userns"
+    pids = bool(spec.get("pidns")) and not is_init
     if mode:
-        namespaces.enter(mode, net=True, mounts=bool(spec.get("disk_bytes")),
-                         pids=bool(spec.get("pidns")))
+        namespaces.enter(mode, net=not in_netns, mounts=bool(spec.get("disk_bytes")),
+                         pids=pids)
     if mode and spec.get("disk_bytes"):
         cwd = os.getcwd()
         namespaces.private_tmpfs(spec["workdir"], int(spec["disk_bytes"]), spec.get("uid"))
         os.chdir(cwd)  # the same path, now on the tmpfs
-    if mode and spec.get("pidns"):
+    if mode and pids:
         namespaces.become_init()
     abi = int(spec.get("landlock_abi", 0))
     ruleset = _landlock_rules(spec, abi) if abi else None

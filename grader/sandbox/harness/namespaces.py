@@ -32,6 +32,10 @@ def unshare(flags: int) -> None:
     check(libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
+def setns(fd: int, flags: int) -> None:
+    check(libc.setns(ctypes.c_int(fd), ctypes.c_int(flags)), "setns")
+
+
 def enter(mode: str, *, net: bool = True, mounts: bool = False, pids: bool = False) -> None:
     """New network (``net``), mount (``mounts``) and PID (``pids``, for the next child)
     namespaces: as root, or inside a new user namespace where this uid maps to itself."""

@@ -6,10 +6,17 @@ interpreter start and a torch import. It runs no learner code itself: each child
 itself (``confine.py``) before it serves any request, exactly as a worker started with
 ``subprocess`` does.
 
+As root, the server does once what every worker would otherwise do (the kernel's costliest
+steps of a worker's start and end): it leaves the host's network for a namespace of its own,
+with no interface up, which its workers share (none can bring an interface up, nor open a Unix
+socket, once confined); and it forks each worker straight into a new PID namespace, as its
+process 1, so no waiter process is forked inside the worker (``namespaces.become_init``).
+
 Control messages are JSON on a Unix socket; file descriptors travel with ``SCM_RIGHTS``:
 - ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR, "shared": [key, ...]}``
   with the worker's request-read, response-write and output-write fds, then one sealed
-  shared input's fd per key; the answer is ``{"pid": N}``;
+  shared input's fd per key; the answer is ``{"pid": N, "init": B}``, ``init`` true when the
+  worker is process 1 of its own PID namespace (its learner code runs in that process);
 - ``{"op": "wait", "pid": N, "timeout": S}``: ``{"status": code}`` once the child has ended
   (``-signal`` when killed by one, like ``subprocess``), ``{"status": null}`` when it has not.
 """
@@ -18,16 +25,77 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from . import confine
+from . import confine, namespaces
+from .libc import die_with_parent
 
 _ENDED: dict[int, int] = {}
 MAX_SHARED = 64  # shared inputs a spawn may carry (``shared_inputs.MAX_INPUTS``)
+
+
+class _Own:
+    """The namespaces this server prepared for its workers (``prepare``), as root only."""
+
+    netns = False  # it left the host's network: its workers share its empty namespace
+    pidns_fd = -1  # its own PID namespace, returned to after forking a worker into a new one
+    alive = (-1, -1)  # a pipe only it holds the write end of: EOF once it has died
+
+    @classmethod
+    def prepare(cls) -> None:
+        if os.geteuid() != 0:
+            return
+        try:
+            namespaces.unshare(namespaces.CLONE_NEWNET)
+            cls.netns = True
+        except OSError:
+            pass
+        try:
+            fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:  # both steps of every spawn, tried once here
+            namespaces.unshare(namespaces.CLONE_NEWPID)
+            namespaces.setns(fd, namespaces.CLONE_NEWPID)
+        except OSError:
+            os.close(fd)
+            return
+        cls.pidns_fd, cls.alive = fd, os.pipe()
+
+    @classmethod
+    def fork_as_init(cls, spec: dict[str, Any]) -> bool:
+        """Make the next child process 1 of a new PID namespace, when ``spec`` asks for one
+        and it is entered as root; ``forked()`` undoes it for the children after."""
+        if cls.pidns_fd < 0 or not spec.get("pidns") or spec.get("netns") != "root":
+            return False
+        try:
+            namespaces.unshare(namespaces.CLONE_NEWPID)
+        except OSError:
+            return False
+        return True
+
+    @classmethod
+    def forked(cls) -> None:
+        namespaces.setns(cls.pidns_fd, namespaces.CLONE_NEWPID)
+
+    @classmethod
+    def in_child(cls, is_init: bool) -> None:
+        """In a forked child: process 1 dies with this server, like a waiter would; exit 70
+        if the server died before that took effect."""
+        read, write = cls.alive
+        if write >= 0:
+            os.close(write)
+        if is_init:
+            die_with_parent()
+            if select.select([read], [], [], 0)[0]:  # EOF: the server is gone
+                os._exit(70)
+        if read >= 0:
+            os.close(read)
 
 
 def _reap() -> None:
@@ -42,9 +110,31 @@ def _reap() -> None:
             os.WEXITSTATUS(status)
 
 
-def _child(req: dict[str, Any], fds: list[int], control: socket.socket) -> None:
+def _await(pid: int, deadline: float) -> None:
+    """Reap children until ``pid`` has ended or ``deadline`` has passed."""
+    try:
+        ended = os.pidfd_open(pid)  # readable once it has ended: no polling
+    except OSError:  # reaped already, or a kernel without pidfds
+        ended = -1
+    try:
+        while pid not in _ENDED and (left := deadline - time.monotonic()) > 0:
+            if ended >= 0 and select.select([ended], [], [], left)[0]:
+                _reap()
+                if pid not in _ENDED:  # ended, but not a child of ours: poll from now on
+                    os.close(ended)
+                    ended = -1
+            else:
+                time.sleep(0.002)
+                _reap()
+    finally:
+        if ended >= 0:
+            os.close(ended)
+
+
+def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init: bool) -> None:
     """In the forked child: become the worker, or exit 70 saying why on fd 2."""
     try:
+        _Own.in_child(is_init)
         control.close()
         os.setsid()
         request_fd, response_fd, output_fd = fds[:3]
@@ -56,7 +146,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket) -> None:
         os.chdir(submission)
         os.environ.clear()
         os.environ.update(req["env"])
-        confine.confine(req["spec"])
+        confine.confine(req["spec"], in_netns=_Own.netns, is_init=is_init)
         from .worker import Worker
 
         sys.path.insert(0, str(submission))
@@ -80,18 +170,21 @@ def serve(control: socket.socket) -> None:
         req = json.loads(msg)
         _reap()
         if req["op"] == "spawn":
-            pid = os.fork()
-            if pid == 0:
-                _child(req, fds, control)
+            is_init = _Own.fork_as_init(req["spec"])
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _child(req, fds, control, is_init)
+            finally:
+                if is_init:
+                    _Own.forked()
             for fd in fds:
                 os.close(fd)
-            control.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            control.sendall(json.dumps({"pid": pid, "init": is_init}).encode() + b"\n")
         elif req["op"] == "wait":
             deadline = time.monotonic() + float(req.get("timeout", 0))
             pid = int(req["pid"])
-            while pid not in _ENDED and time.monotonic() < deadline:
-                time.sleep(0.002)
-                _reap()
+            _await(pid, deadline)
             control.sendall(json.dumps({"status": _ENDED.pop(pid, None)}).encode() + b"\n")
 
 
@@ -110,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if syscall_filter.available() is None:
         syscall_filter.program()  # compiled once here; each forked worker only loads it
+    _Own.prepare()
 
     control = socket.socket(fileno=control_fd)
     control.sendall(b'{"ready": true}\n')  # everything is imported: its folder may go
