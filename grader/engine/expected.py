@@ -119,7 +119,7 @@ def get_or_compute(k: str | None, compute: Callable[[], Any]) -> Any:
     if k is None:
         return compute()
     if k in _MEMORY:
-        return copy.deepcopy(_MEMORY[k])
+        return _shared_copy(_MEMORY[k])
     found, value = _load(k)
     if not found:
         value = compute()
@@ -130,6 +130,21 @@ def get_or_compute(k: str | None, compute: Callable[[], Any]) -> Any:
                 pass
     _MEMORY[k] = copy.deepcopy(value)
     return value
+
+
+def _shared_copy(value: Any) -> Any:
+    """A cached value for one more use: its arrays as read-only views of the cached ones (a
+    use that writes to one raises instead of changing the cache), containers rebuilt, any
+    other object deep-copied."""
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    if type(value) in (list, tuple):
+        return type(value)(_shared_copy(v) for v in value)
+    if type(value) is dict:
+        return {k: _shared_copy(v) for k, v in value.items()}
+    return copy.deepcopy(value)
 
 
 def reference_seconds(k: str | None, measure: Callable[[], float]) -> float:

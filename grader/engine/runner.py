@@ -79,6 +79,11 @@ def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
         "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(catalog.SUITES_DIR),
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
         "-p", "no:unraisableexception", "-p", "no:logging",
+        # plugins the suites do not use: each one's hooks run at every test
+        *(arg for name in ("doctest", "junitxml", "pastebin", "stepwise", "setuponly",
+                           "setupplan", "faulthandler", "threadexception", "legacypath",
+                           "tmpdir", "monkeypatch", "recwarn", "unittest", "subtests")
+          for arg in ("-p", f"no:{name}")),
         "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     # no plugin of another package (anyio's, say, which watchfiles brings): the suites need
     # none, and each costs start-up time in every grading process

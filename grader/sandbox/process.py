@@ -8,6 +8,7 @@ fresh worker (learner modules are imported again there).
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from .treewatch import TreeWatch
 
 FD_OUTPUT_CAP = 64 * 1024
 STARVED_SHARE = 0.5  # a timed-out call waited for a CPU over half its time, and used less
+QUICK_S = 0.05  # a call answered within this is never judged for starvation: not sampled
 
 
 def _run_delay(pid: int | None) -> float | None:
@@ -247,12 +249,16 @@ class WorkerProcess:
             if left <= 0:
                 raise faults.TimedOut(self.budget_s, message=self._budget_message())
             deadline = time.monotonic() + min(timeout, left)
-            fairness = self._fairness_sample()
+            fairness = None
             try:
                 protocol.write_frame(self._req_w, frame, deadline)
+                if not select.select([self._resp_r], [], [], QUICK_S)[0]:
+                    # not a quick call: how fairly its worker is served is measured from here
+                    # (most calls end sooner, and read nothing from /proc)
+                    fairness = self._fairness_sample()
                 return protocol.read_frame(self._resp_r, deadline)
             except protocol.ReadTimeout:
-                starved = self._was_starved(fairness)
+                starved = fairness is not None and self._was_starved(fairness)
                 self.stop()
                 if timeout > left:
                     raise faults.TimedOut(self.budget_s,
