@@ -480,7 +480,9 @@ def test_nothing_outlives_a_killed_grader(tmp_path, how):
     argv = [GRADE, "--submission", str(klass / "s0"), SLUG, "--report-dir",
             str(tmp_path / "out"), "-q"] if how == "submission" else \
         [GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"), "--exercises", SLUG, "-q"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # its temporary folders are left behind (nothing can remove them): here, not in /dev/shm
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
 
     def sleepers() -> list[str]:
         ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout

@@ -254,3 +254,27 @@ def test_a_missing_layer_is_named_and_strict_needs_it(monkeypatch):
         assert caps.missing() == ["a seccomp filter"] and caps.level == "basic"
     finally:
         isolation.probe.cache_clear()
+
+
+def test_a_killed_graders_staging_folders_are_swept_later(tmp_path, monkeypatch):
+    """Folders in the staging root are named after their grader's process: a later probe
+    removes those whose process has ended and that were left untouched for an hour, and
+    nothing else."""
+    import os
+    import time
+
+    monkeypatch.setattr(isolation, "staging_root", lambda: str(tmp_path))
+    dead = 2 ** 22 + 12345  # above pid_max's default ceiling: no such process
+    old = time.time() - 2 * isolation.STALE_AFTER_S
+    folders = {name: tmp_path / name for name in (
+        f"grade-bulk-{dead}-abc", f"grade-worker-{dead}-def", f"grade-serve-{dead}-ghi",
+        f"grade-bulk-{os.getpid()}-live", f"grade-worker-{dead}-recent", "grade-bulk-notapid",
+        f"other-{dead}-x")}
+    for name, path in folders.items():
+        (path / "submission").mkdir(parents=True)
+        if not name.endswith("recent"):
+            os.utime(path, (old, old))
+    isolation.sweep_stale_staging()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"grade-bulk-{os.getpid()}-live", f"grade-worker-{dead}-recent", "grade-bulk-notapid",
+         f"other-{dead}-x"])

@@ -75,7 +75,7 @@ def main() -> None:
     import tempfile
 
     from grader.engine.runner import Job
-    from grader.sandbox.isolation import staging_root, sweep_stale_cgroups
+    from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -107,7 +107,7 @@ def main() -> None:
         else:
             send({"id": job.submission, "result": outcome.to_dict()})
 
-    with tempfile.TemporaryDirectory(prefix="grade-worker-", dir=staging_root()) as tmp:
+    with staging_folder("grade-serve-") as tmp:
         tempfile.tempdir = tmp  # learner workers' folders: removed with this process's
         grade_stream(list(session["exercises"]), jobs(), deliver)
     sweep_stale_cgroups()

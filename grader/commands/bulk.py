@@ -113,7 +113,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     from grader.engine import expected
     from grader.report import class_html, gradebooks, junit
     from grader.report.progress import Progress
-    from grader.sandbox.isolation import staging_root, sweep_stale_cgroups
+    from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 
     if scheduler is None:  # on a cluster, each worker checks its own (strict only)
         check_isolation(isolation)
@@ -154,8 +154,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         # workers' folders go inside a temporary folder of this run's (in RAM where the
         # machine allows: staging_root): even those of workers killed by an interruption
         # are removed with it
-        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-bulk-work-",
-                                                               dir=staging_root()))
+        work = stack.enter_context(staging_folder("grade-bulk-"))
         tempfile.tempdir = work
         cluster = _connect(scheduler, dev, slugs) if scheduler else None
         if cluster is not None:

@@ -293,6 +293,7 @@ def probe() -> Capabilities:
                         "ptrace, bpf, perf, io_uring, keyrings, sethostname, nice < 0, "
                         "real-time scheduling, Unix/netlink/packet sockets"
                         if seccomp_why is None else f"not available ({seccomp_why})"))
+    sweep_stale_staging()
     cgroup_why = _cgroup_available()
     if cgroup_why is None:
         sweep_stale_cgroups()
@@ -358,11 +359,41 @@ def staging_root() -> str | None:
     return shm
 
 
+# Folders made in staging_root() are named "<prefix><pid>-...", so that a later grader can
+# remove those of a grader that was killed (SIGKILL) before it could (sweep_stale_staging).
+STAGING_PREFIXES = ("grade-worker-", "grade-bulk-", "grade-serve-")
+STALE_AFTER_S = 3600  # and untouched this long: a live run makes a folder per submission
+
+
+def staging_folder(prefix: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder in ``staging_root()`` for a run's workers' folders, named after this
+    process (``prefix`` is one of ``STAGING_PREFIXES``)."""
+    return tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=staging_root())
+
+
+def sweep_stale_staging() -> None:
+    """Remove the staging folders of graders that were killed before they could: their
+    process has ended and nothing was made in them for ``STALE_AFTER_S``."""
+    root = staging_root()
+    if root is None:
+        return
+    now = time.time()
+    for prefix in STAGING_PREFIXES:
+        for path in Path(root).glob(f"{prefix}*-*"):
+            owner = path.name[len(prefix):].split("-")[0]
+            try:
+                stale = now - path.lstat().st_mtime > STALE_AFTER_S
+            except OSError:
+                continue
+            if owner.isdigit() and stale and not Path(f"/proc/{owner}").exists():
+                shutil.rmtree(path, ignore_errors=True)
+
+
 def prepare_workdir(files: dict[str, Path], *, harness: bool = True) -> Path:
     """Make a fresh work directory: ``submission/<slug>.py`` copies and, for a worker started
     with ``subprocess`` (``harness``), the harness package it runs from (a worker forked by
     the fork server has the harness imported already)."""
-    workdir = Path(tempfile.mkdtemp(prefix="grade-worker-",
+    workdir = Path(tempfile.mkdtemp(prefix=f"grade-worker-{os.getpid()}-",
                                     dir=tempfile.tempdir or staging_root()))
     if harness:
         add_harness(workdir)
