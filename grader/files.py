@@ -33,8 +33,11 @@ def make_dir(path: Path) -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    make_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    except FileNotFoundError:  # its folder is made on first use only (no stat per parent)
+        make_dir(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
