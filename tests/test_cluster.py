@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -203,6 +204,9 @@ def test_a_worker_killed_mid_run_loses_no_submission(dask_procs, tmp_path):
     while time.monotonic() < deadline and any(_alive(c) for c in children):
         time.sleep(0.2)
     assert not any(_alive(c) for c in children)
+    # and their staging folders went with them (grade-serve-<pid>-..., in /dev/shm or TMPDIR)
+    roots = {Path(tempfile.gettempdir()), Path("/dev/shm")}
+    assert not [p for root in roots for c in children for p in root.glob(f"grade-serve-{c}-*")]
 
 
 def _alive(pid: int) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -56,13 +57,20 @@ def hello() -> dict[str, Any]:
     return {"pack": catalog.pack_version(), "missing": isolation.probe().missing()}
 
 
+# This process's staging folder (``main``): removed before an orphaned process ends itself.
+_STAGING: list[str] = []
+
+
 def _exit_when_orphaned(parent: int) -> None:
-    """End this process (and with it its learner workers) soon after its Dask worker dies.
-    Polled, not ``PR_SET_PDEATHSIG``: that fires when the *thread* that started this process
-    ends, and a Dask worker starts it from a pool thread that may be retired."""
+    """End this process (and with it its learner workers) soon after its Dask worker dies,
+    removing its staging folder first (SIGTERM ends it without clean-up). Polled, not
+    ``PR_SET_PDEATHSIG``: that fires when the *thread* that started this process ends, and a
+    Dask worker starts it from a pool thread that may be retired."""
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.2)
+        for folder in _STAGING:
+            shutil.rmtree(folder, ignore_errors=True)
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, daemon=True, name="orphan-watch").start()
@@ -108,6 +116,7 @@ def main() -> None:
             send({"id": job.submission, "result": outcome.to_dict()})
 
     with staging_folder("grade-serve-") as tmp:
+        _STAGING.append(tmp)
         tempfile.tempdir = tmp  # learner workers' folders: removed with this process's
         grade_stream(list(session["exercises"]), jobs(), deliver)
     sweep_stale_cgroups()
