@@ -153,7 +153,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         progress = Progress(len(found.submissions), enabled=not quiet)
         # workers' folders go inside a temporary folder of this run's (in RAM where the
         # machine allows: staging_root): even those of workers killed by an interruption
-        # are removed with it
+        # are removed with it. (The submissions' copies above stay on disk: a class may hold
+        # up to 2 MiB a file, and only the few workers alive at once use RAM here.)
         work = stack.enter_context(staging_folder("grade-bulk-"))
         tempfile.tempdir = work
         cluster = _connect(scheduler, dev, slugs) if scheduler else None
