@@ -136,6 +136,16 @@ def where():
     return [os.getpid(), os.readlink("/proc/self/ns/net"), os.readlink("/proc/self/ns/pid")]
 
 
+def open_files():
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            held.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the listing's own descriptor, closed since
+            pass
+    return sorted(held)
+
+
 def listen(port):
     for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
         s = socket.socket(socket.AF_INET, kind)
@@ -180,6 +190,10 @@ def test_workers_of_one_fork_server_reach_nothing_through_its_network_namespace(
         if isinstance(a.proc, forkserver.ForkedWorker) and a.proc.init:
             assert where[0][1] == where[1][1]  # one network namespace, shared...
             assert where[0][2] != where[1][2]  # ...and a PID namespace each
+        # none of the fork server's descriptors (its PID namespace, its control socket) is
+        # left open in a worker (b's own sockets are closed already)
+        held = b.request("call", module="m", func="open_files").value
+        assert not [f for f in held if f.startswith(("pid:", "net:", "mnt:", "socket:"))], held
 
 
 @pytest.mark.skipif(isolation.probe().level != "strict", reason="the disk cache needs strict")

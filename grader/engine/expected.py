@@ -129,7 +129,7 @@ def get_or_compute(k: str | None, compute: Callable[[], Any]) -> Any:
             except (protocol.ProtocolError, OSError):
                 pass
     _MEMORY[k] = copy.deepcopy(value)
-    return value
+    return _shared_copy(_MEMORY[k])  # read-only from the first use on, as from the cache
 
 
 def _shared_copy(value: Any) -> Any:

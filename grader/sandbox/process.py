@@ -252,7 +252,8 @@ class WorkerProcess:
             fairness = None
             try:
                 protocol.write_frame(self._req_w, frame, deadline)
-                if not select.select([self._resp_r], [], [], QUICK_S)[0]:
+                quick = min(QUICK_S, max(0.0, deadline - time.monotonic()))
+                if not select.select([self._resp_r], [], [], quick)[0]:
                     # not a quick call: how fairly its worker is served is measured from here
                     # (most calls end sooner, and read nothing from /proc)
                     fairness = self._fairness_sample()

@@ -86,10 +86,13 @@ class _Own:
     @classmethod
     def in_child(cls, is_init: bool) -> None:
         """In a forked child: process 1 dies with this server, like a waiter would; exit 70
-        if the server died before that took effect."""
+        if the server died before that took effect. None of the server's descriptors stays
+        open in the worker (the learner's code runs in this process, without an exec)."""
         read, write = cls.alive
         if write >= 0:
             os.close(write)
+        if cls.pidns_fd >= 0:
+            os.close(cls.pidns_fd)
         if is_init:
             die_with_parent()
             if select.select([read], [], [], 0)[0]:  # EOF: the server is gone
