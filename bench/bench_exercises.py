@@ -33,16 +33,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_grading import machine_cpu_s  # noqa: E402
+
 from grader import catalog  # noqa: E402
 from grader.engine.runner import Job, grade_each  # noqa: E402
 from grader.sandbox import process  # noqa: E402
-
-
-def _machine_cpu_s() -> float:
-    with open("/proc/stat") as f:
-        ticks = [int(x) for x in f.readline().split()[1:8]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
-
 
 _LEARNER = {"s": 0.0, "calls": 0}
 
@@ -73,7 +68,7 @@ def measure(slug: str, n: int, skip: int, folder: Path) -> dict[str, Any]:
     def deliver(job: Job, outcome: Any) -> None:
         if isinstance(outcome, Exception):
             raise SystemExit(f"bench: {slug} could not be graded: {outcome}")
-        marks.append((time.perf_counter(), _machine_cpu_s(), _LEARNER["s"], _LEARNER["calls"],
+        marks.append((time.perf_counter(), machine_cpu_s(), _LEARNER["s"], _LEARNER["calls"],
                       len(outcome.exercises[0].tests), outcome.score / outcome.max_score))
 
     grade_each([slug], iter(jobs), deliver)

@@ -527,7 +527,7 @@ def _reference_class(folder: Path, n: int, slugs: list[str]) -> list[Submission]
     return subs
 
 
-def _machine_cpu_s() -> float:
+def machine_cpu_s() -> float:
     """CPU seconds all processes have used since boot (user, nice, system, irq, softirq:
     ``/proc/stat``), this grader's and whatever else runs."""
     with open("/proc/stat") as f:
@@ -541,7 +541,7 @@ def _bulk_timed(class_dir: Path, out: Path, workers: int, cwd: Path) -> tuple[fl
     cold `grade bulk`."""
     argv = GRADE + ["bulk", str(class_dir), "--out", str(out), "--workers", str(workers),
                     "--device", "cpu", "--force", "-q"]
-    cpu = _machine_cpu_s()
+    cpu = machine_cpu_s()
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
@@ -551,7 +551,7 @@ def _bulk_timed(class_dir: Path, out: Path, workers: int, cwd: Path) -> tuple[fl
             first = time.perf_counter() - started
         time.sleep(0.005)
     wall = time.perf_counter() - started
-    cpu = _machine_cpu_s() - cpu
+    cpu = machine_cpu_s() - cpu
     stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         print(stdout[-2000:], stderr[-2000:], file=sys.stderr)

@@ -320,12 +320,18 @@ def probe() -> Capabilities:
                         layers=tuple(layers))
 
 
+def _owner_ended(rest: str) -> bool:
+    """Whether the grader named at the start of ``rest`` ("<pid>-...", the part of a cgroup's
+    or staging folder's name after its prefix) has ended."""
+    owner = rest.split("-")[0]
+    return owner.isdigit() and not Path(f"/proc/{owner}").exists()
+
+
 def sweep_stale_cgroups() -> None:
     """Remove the empty cgroups of graders that were killed before they could clean up."""
     for controller in _CGROUP_SETTINGS:
         for path in (CGROUP_ROOT / controller / CGROUP_NAME).glob("w*-*"):
-            owner = path.name[1:].split("-")[0]
-            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            if _owner_ended(path.name[1:]):
                 try:
                     path.rmdir()
                 except OSError:
@@ -380,12 +386,11 @@ def sweep_stale_staging() -> None:
     now = time.time()
     for prefix in STAGING_PREFIXES:
         for path in Path(root).glob(f"{prefix}*-*"):
-            owner = path.name[len(prefix):].split("-")[0]
             try:
                 stale = now - path.lstat().st_mtime > STALE_AFTER_S
             except OSError:
                 continue
-            if owner.isdigit() and stale and not Path(f"/proc/{owner}").exists():
+            if stale and _owner_ended(path.name[len(prefix):]):
                 shutil.rmtree(path, ignore_errors=True)
 
 

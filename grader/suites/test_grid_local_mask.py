@@ -11,6 +11,21 @@ def _ref():
     return reference(F)
 
 
+def _gaps(H_p, W_p, row_length=None):
+    """The row and column gaps |dr|, |dc| between every pair of patches, (N_p, N_p) each, in
+    rows of ``row_length`` patches (W_p unless a mistake says otherwise)."""
+    n = W_p if row_length is None else row_length
+    idx = np.arange(H_p * W_p)
+    r, c = idx // n, idx % n
+    return np.abs(r[:, None] - r), np.abs(c[:, None] - c)
+
+
+def _circular_gap(H_p, W_p):
+    """The larger of the row and column gaps on a grid that wraps around its edges."""
+    dr, dc = _gaps(H_p, W_p)
+    return np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc))
+
+
 @mistake(F, "inverted_convention",
          "Your mask matches the opposite convention: True where attention is blocked (that is "
          "nn.MultiheadAttention's attn_mask). Here True means 'may attend', as in "
@@ -24,9 +39,8 @@ def _inverted(H_p, W_p, radius, n_prefix=1):
          "square: max(|dr|, |dc|) <= radius (the Chebyshev distance).")
 def _manhattan(H_p, W_p, radius, n_prefix=1):
     mask = _ref().grid_local_mask(H_p, W_p, radius, n_prefix)
-    idx = np.arange(H_p * W_p)
-    r, c = idx // W_p, idx % W_p
-    mask[n_prefix:, n_prefix:] = (np.abs(r[:, None] - r) + np.abs(c[:, None] - c)) <= radius
+    dr, dc = _gaps(H_p, W_p)
+    mask[n_prefix:, n_prefix:] = dr + dc <= radius
     return mask
 
 
@@ -58,12 +72,7 @@ def _flat(H_p, W_p, radius, n_prefix=1):
          "Here there is no wrap-around: the left column is not next to the right one.")
 def _wrap(H_p, W_p, radius, n_prefix=1):
     mask = _ref().grid_local_mask(H_p, W_p, radius, n_prefix)
-    idx = np.arange(H_p * W_p)
-    r, c = idx // W_p, idx % W_p
-    dr = np.abs(r[:, None] - r)
-    dc = np.abs(c[:, None] - c)
-    dr, dc = np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc)
-    mask[n_prefix:, n_prefix:] = np.maximum(dr, dc) <= radius
+    mask[n_prefix:, n_prefix:] = _circular_gap(H_p, W_p) <= radius
     return mask
 
 
@@ -106,10 +115,8 @@ def _radius_exclusive(H_p, W_p, radius, n_prefix=1):
          "and column i % W_p.")
 def _rows_of_length_h(H_p, W_p, radius, n_prefix=1):
     mask = _ref().grid_local_mask(H_p, W_p, radius, n_prefix)
-    idx = np.arange(H_p * W_p)
-    r, c = idx // H_p, idx % H_p
-    near = np.maximum(np.abs(r[:, None] - r), np.abs(c[:, None] - c)) <= radius
-    mask[n_prefix:, n_prefix:] = near
+    dr, dc = _gaps(H_p, W_p, row_length=H_p)
+    mask[n_prefix:, n_prefix:] = np.maximum(dr, dc) <= radius
     return mask
 
 
@@ -119,13 +126,6 @@ PROBES = probes(F, (4, 5, 1, 2), (5, 3, 2, 1))
 
 
 # -- regions: parts of the mask that mean something, named when all wrong values lie in one --
-
-def _gaps(H_p, W_p):
-    """The row and column gaps |dr|, |dc| between every pair of patches, (N_p, N_p) each."""
-    idx = np.arange(H_p * W_p)
-    r, c = idx // W_p, idx % W_p
-    return np.abs(r[:, None] - r), np.abs(c[:, None] - c)
-
 
 def _in_patch_block(block, n_prefix):
     T = n_prefix + block.shape[0]
@@ -167,8 +167,8 @@ def _past_radius(H_p, W_p, radius, n_prefix=1):
 @region(F, "at pairs of patches that are neighbours only if the grid wraps around its edges")
 def _wrap_pairs(H_p, W_p, radius, n_prefix=1):
     dr, dc = _gaps(H_p, W_p)
-    circular = np.maximum(np.minimum(dr, H_p - dr), np.minimum(dc, W_p - dc))
-    return _in_patch_block((circular <= radius) & (np.maximum(dr, dc) > radius), n_prefix)
+    return _in_patch_block((_circular_gap(H_p, W_p) <= radius) & (np.maximum(dr, dc) > radius),
+                           n_prefix)
 
 
 @graded(1, "Patch (r, c) is token n_prefix + r*W_p + c. Which tokens are within one step?",
