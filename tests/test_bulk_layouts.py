@@ -391,6 +391,8 @@ def test_unsupported_compression_is_not_decompressed(tmp_path: Path, work: Path)
 @pytest.mark.parametrize("content, words", [
     ("café = 1\n".encode("latin-1"), "is not UTF-8 text (byte 0xe9 at offset 3)"),
     (b"def f():\x00\n    return 1\n", "is binary (it contains NUL bytes)"),
+    ("# -*- coding: latin-1 -*-\ncafé = 1\n".encode("latin-1"),  # the worker's rule too
+     "declares the encoding latin-1 (line 1), but only UTF-8 source files are accepted"),
 ])
 def test_bad_text_file(tmp_path: Path, work: Path, content: bytes, words: str) -> None:
     root = make_tree(tmp_path / "in", {
@@ -403,6 +405,13 @@ def test_bad_text_file(tmp_path: Path, work: Path, content: bytes, words: str) -
     assert f"grid_local_mask.py {words}; skipped" in alice.notes
     assert rejected(found)["bob"] == f"no usable exercise file: grid_local_mask.py {words}"
     assert not (work / "bob").exists()
+
+
+def test_utf8_with_a_bom_and_crlf_is_copied_as_it_is(tmp_path: Path, work: Path) -> None:
+    content = b"\xef\xbb\xbf# caf\xc3\xa9\r\ndef f():\r\n    return 1\r\n"
+    root = make_tree(tmp_path / "in", {"alice/grid_local_mask.py": content})
+    (alice,) = discover([root], SLUGS, work).submissions
+    assert alice.files["grid_local_mask"].read_bytes() == content and not alice.notes
 
 
 def test_bad_text_file_in_zip(tmp_path: Path, work: Path) -> None:

@@ -218,5 +218,6 @@ def test_what_makes_a_file_unusable_is_worded_once():
     assert NotText.__name__ == NOT_TEXT                      # the type its reply carries
     assert text_problem(b"x = 1\n\x00") == "is binary (it contains NUL bytes)"
     assert text_problem(b"x = '\xff'\n") == "is not UTF-8 text (byte 0xff at offset 5)"
-    assert text_problem(b"x = '\xff'\n", utf8=False) is None  # a declared coding may fit
+    assert text_problem(b"# coding: latin-1\nx = '\xff'\n") == \
+        "declares the encoding latin-1 (line 1), but only UTF-8 source files are accepted"
     assert text_problem("x = 'é'\n".encode()) is None

@@ -119,3 +119,19 @@ def test_a_file_that_is_not_a_canvas_export_is_refused(tmp_path, text, words):
     (tmp_path / "r.csv").write_text(text)
     with pytest.raises(gradebooks.RosterError, match=words):
         gradebooks.read_roster(tmp_path / "r.csv")
+
+
+def test_a_hostile_roster_is_written_inert(tmp_path):
+    """A roster's cells reach canvas.csv and moodle.csv through the one CSV writer
+    (``csv_cells``): formulas get a leading ``'``, numbers do not."""
+    (tmp_path / "r.csv").write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section\r\n"
+        '"=HYPERLINK(""http://x"",""y"")",101,-1,@SUM(A1),"\t=1+1"\r\n')
+    roster = gradebooks.read_roster(tmp_path / "r.csv")
+    people = [gradebooks.Person("101")]
+    gradebooks.write_canvas_csv(tmp_path / "c.csv", "+W", {"101": "-2"}, "10", roster, people)
+    gradebooks.write_moodle_csv(tmp_path / "m.csv", "+W", {"101": "-2"}, roster, people)
+    assert _rows(tmp_path / "c.csv")[0][-1] == "'+W"
+    assert _rows(tmp_path / "c.csv")[2] == ['\'=HYPERLINK("http://x","y")', "101", "-1",
+                                            "'@SUM(A1)", "'=1+1", "-2"]
+    assert _rows(tmp_path / "m.csv")[1] == ["'@SUM(A1)", "-1", "-2"]

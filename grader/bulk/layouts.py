@@ -38,8 +38,10 @@ Decisions where the issue is silent:
   (they would share a folder on macOS and Windows): the first in sorted order is kept.
 - A file named like an exercise but in another case (``Grid_Local_Mask.py``) is accepted, with a
   note; the exact spelling wins over it.
-- When the chosen copy of an exercise is unusable (binary, not UTF-8, too large), an older or
-  deeper copy is NOT used instead: it is noted, and the exercise counts as not submitted.
+- When the chosen copy of an exercise is unusable (too large, or not source text by the rule
+  of ``harness/source_text.py`` that the worker applies too: binary, not UTF-8, declaring
+  another coding), an older or deeper copy is NOT used instead: it is noted, and the exercise
+  counts as not submitted.
 - Hidden files and folders (``.*``), ``__MACOSX`` and ``__pycache__`` are skipped silently, and
   symbolic links inside a learner's folder are never followed (a note says so). A top-level entry
   of ``DIR`` that is a symbolic link is rejected; ``.py`` files named on the command line are
@@ -66,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.inert import inert
-from grader.sandbox.harness.worker import text_problem
+from grader.sandbox.harness.source_text import text_problem
 
 __all__ = ["Discovery", "Limits", "Rejected", "Submission", "discover"]
 

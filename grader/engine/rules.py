@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import faults
+from grader.sandbox.harness.source_text import NotSourceText, source_text
 
 from .check import GradeFailure
 
@@ -60,7 +61,8 @@ class LearnerSource:
 
 
 def read_source(path: Path) -> LearnerSource:
-    """Read the learner's file as UTF-8 text, at most ``MAX_SOURCE_BYTES``."""
+    """Read the learner's file as text by the worker's rule (``source_text``: UTF-8, a BOM
+    dropped), at most ``MAX_SOURCE_BYTES``."""
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
@@ -70,9 +72,9 @@ def read_source(path: Path) -> LearnerSource:
         return LearnerSource(path.name, None, f"{path.name} is larger than "
                              f"{MAX_SOURCE_BYTES // 1_000_000} MB")
     try:
-        return LearnerSource(path.name, data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return LearnerSource(path.name, None, f"{path.name} is not UTF-8 text")
+        return LearnerSource(path.name, source_text(data))
+    except NotSourceText as exc:
+        return LearnerSource(path.name, None, f"{path.name} {exc}")
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> str | None:

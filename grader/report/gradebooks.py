@@ -9,8 +9,11 @@ loaded``). An exercise absent from a result (graded with another ``--exercises``
 is an empty cell. A rejected submission is a row with every score cell empty and ``status`` =
 ``not graded: <reason>``: an LMS import leaves it ungraded rather than 0; a submission an
 interrupted run had not graded is ``pending``. Rows are sorted by id in natural order (``s2``
-before ``s10``). A text cell starting with ``= + - @`` gets a leading ``'`` so a spreadsheet
-never evaluates it. UTF-8 without BOM, CRLF line ends (RFC 4180).
+before ``s10``).
+
+Every gradebook is written by ``csv_cells.write_csv``: a text cell starting with ``= + - @``, a
+tab or a carriage return gets a leading ``'`` (numbers excepted) so a spreadsheet never
+evaluates it; UTF-8 without BOM, CRLF line ends (RFC 4180).
 
 Canvas imports a CSV whose first columns identify the student (Student, ID, SIS User ID, SIS
 Login ID, Section: the same as its gradebook export) and treats every other column as an
@@ -32,8 +35,8 @@ from pathlib import Path
 
 from grader import numbers
 from grader.engine.results import SubmissionResult
-from grader.files import atomic_write_text
 
+from .csv_cells import write_csv
 from .plain import entry_get, natural_key
 
 IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Root Account",
@@ -110,22 +113,6 @@ def match(roster: Roster, people: Iterable[Person]) -> tuple[dict[str, str], lis
     return found, unmatched
 
 
-def _csv(rows: list[list[str]]) -> str:
-    buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\r\n").writerows(
-        [["'" + c if c[:1] in ("=", "+", "-", "@") and not _number(c) else c for c in row]
-         for row in rows])
-    return buf.getvalue()
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
 def canvas_rows(title: str, totals: dict[str, str], max_points: str, roster: Roster | None,
                 people: list[Person]) -> tuple[list[list[str]], list[str]]:
     """The rows of ``canvas.csv`` and the submissions that match no roster student.
@@ -151,7 +138,7 @@ def write_canvas_csv(path: Path, title: str, totals: dict[str, str], max_points:
     """Write ``canvas.csv``; return the submissions it could not place (no roster row, or
     no Canvas user id without a roster)."""
     rows, unmatched = canvas_rows(title, totals, max_points, roster, people)
-    atomic_write_text(path, _csv(rows))
+    write_csv(path, rows)
     return unmatched
 
 
@@ -167,12 +154,7 @@ def write_moodle_csv(path: Path, title: str, totals: dict[str, str], roster: Ros
                          student.get("SIS User ID", ""), totals.get(sub, "") if sub else ""])
     else:
         rows += [[p.id, "", totals.get(p.id, "")] for p in people]
-    atomic_write_text(path, _csv(rows))
-
-
-
-def _csv_text(value: str) -> str:
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    write_csv(path, rows)
 
 
 def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: list[str],
@@ -200,21 +182,18 @@ def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: lis
         status = "graded" + (f"; not submitted: {', '.join(missing)}" if missing else "")
         status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
         sid = str(r.submission)
-        rows.append((natural_key(sid), [_csv_text(sid), numbers.points(r.score),
+        rows.append((natural_key(sid), [sid, numbers.points(r.score),
                                         numbers.points(r.max_score), *cells,
                                         "late" if sid in late else "", status]))
     for entry in rejected:
         sid = str(entry_get(entry, "id"))
         reason = " ".join(str(entry_get(entry, "reason") or "unknown reason").split())
-        rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+        rows.append((natural_key(sid), [sid, "", "", *([""] * len(exercises)),
                                         "late" if sid in late else "",
-                                        _csv_text(f"not graded: {reason}")]))
+                                        f"not graded: {reason}"]))
     for sid in pending:
-        rows.append((natural_key(sid), [_csv_text(sid), "", "", *([""] * len(exercises)),
+        rows.append((natural_key(sid), [sid, "", "", *([""] * len(exercises)),
                                         "late" if sid in late else "", "pending"]))
     rows.sort(key=lambda kv: kv[0])
-    buf = io.StringIO(newline="")
-    writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(["id", "total", "max", *exercises, "late", "status"])
-    writer.writerows(row for _, row in rows)
-    atomic_write_text(path, buf.getvalue())
+    write_csv(path, [["id", "total", "max", *exercises, "late", "status"],
+                     *(row for _, row in rows)])

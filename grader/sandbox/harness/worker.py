@@ -31,26 +31,13 @@ from typing import Any
 import numpy as np
 
 from . import protocol, recipes
+from .source_text import NotSourceText, source_text
+from .source_text import text_problem as text_problem  # the rule, also read from here
 
 OUTPUT_CAP = 64 * 1024
-# The exception type a load reports when the file is not source text at all (``text_problem``,
+# The exception type a load reports when the file is not source text at all (``source_text``,
 # class ``NotText``): the grader words it "<file> is binary ..." rather than as Python's error.
 NOT_TEXT = "NotText"
-
-
-def text_problem(content: bytes, *, utf8: bool = True) -> str | None:
-    """Why ``content`` cannot be a learner's source file, completing "<file> ..." ("is binary
-    (it contains NUL bytes)"), or None. ``utf8=False`` accepts other encodings (a file may
-    declare one: ``# -*- coding: latin-1 -*-``); Python reads NUL bytes in none of them."""
-    if b"\x00" in content:
-        return "is binary (it contains NUL bytes)"
-    if utf8:
-        try:
-            content.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return (f"is not UTF-8 text (byte 0x{content[exc.start]:02x} at offset "
-                    f"{exc.start})")
-    return None
 
 
 class CappedWriter(io.TextIOBase):
@@ -105,16 +92,16 @@ class Worker:
         if not path.is_file():
             raise _ImportFailed(FileNotFoundError(f"there is no file {slug}.py"))
         try:
-            problem = text_problem(path.read_bytes(), utf8=False)
+            text = source_text(path.read_bytes())
         except OSError as exc:
             raise _ImportFailed(exc) from None
-        if problem is not None:
-            raise _ImportFailed(NotText(problem))
+        except NotSourceText as exc:
+            raise _ImportFailed(NotText(str(exc))) from None
         spec = importlib.util.spec_from_file_location(slug, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[slug] = module
-        try:
-            spec.loader.exec_module(module)
+        try:  # the text checked is the text run: the file is not read again
+            exec(compile(text, str(path), "exec", dont_inherit=True), vars(module))
         except BaseException as exc:
             sys.modules.pop(slug, None)
             raise _ImportFailed(exc) from None
@@ -241,7 +228,7 @@ class _Missing(Exception):
 
 
 class NotText(Exception):
-    """The learner's file is not source text (``text_problem``): it is never imported. (Its
+    """The learner's file is not source text (``source_text``): it is never imported. (Its
     name is ``NOT_TEXT``, the type its reply carries.)"""
 
 
