@@ -146,6 +146,22 @@ FORGERIES = {
     "tensor_device_meta": 'tensor("torch.uint8", device="meta")',
     "tensor_device_a_number": 'tensor("torch.uint8", device=7)',
     "tensor_without_device": 'value({"$T": 0, "dtype": "torch.uint8"}, npy(np.zeros(2, np.uint8)))',
+    # arrays whose dtype is not on the allow-list, or whose header lies
+    "npy_structured": 'value({"$a": 0}, npy(np.zeros((2, 2), dtype=[("a", "<f8")])))',
+    "npy_structured_scalar": 'value({"$s": 0}, npy(np.zeros((), dtype=[("a", "<f8")])))',
+    "npy_strings": 'value({"$a": 0}, npy(np.array(["ab", "c"])))',
+    "npy_datetime": 'value({"$a": 0}, npy(np.zeros(2, "M8[ns]")))',
+    "npy_void": 'value({"$a": 0}, npy(np.zeros(2, "V8")))',
+    "npy_longdouble": 'value({"$a": 0}, npy(np.zeros(2, np.longdouble)))',
+    "npy_shape_over_its_data": 'value({"$a": 0}, npy(np.zeros(4)).replace(b"(4,), }" + b" " * 9, '
+                               'b"(1000000000,), }"))',
+    "npy_version_3": 'value({"$a": 0}, npy(np.zeros(2)).replace(b"\\x01\\x00", b"\\x03\\x00", 1))',
+    # sizes: each refused before it is decoded (the blobs a table lists are not even read)
+    "millions_of_empty_lists": 'raw(\'{"ok": true, "value": [\' + "[]," * 2_500_000 + '
+                               '\'[]], "blobs": []}\')',
+    "a_blob_table_of_a_gibibyte": 'raw(\'{"ok": true, "value": {"$a": 0}, \''
+                                  '\'"blobs": [1073741824]}\')',
+    "many_blobs": 'raw(\'{"ok": true, "value": 0, "blobs": [\' + "0," * 70_000 + \'0]}\')',
 }
 
 
@@ -342,3 +358,116 @@ def test_a_source_rule_quoting_the_learners_file_shows_it_inert(grade_src):
     rule = next(t for name, t in tests.items() if name.startswith("rule_"))
     assert rule.status == "failed" and "numpy.fft.fft\\x1b[1A\\x1b[2K\\rScore" in rule.message
     assert all("\x1b" not in t.message and "\r" not in t.message for t in tests.values())
+
+
+ATTACK = ('raw(\'{"ok": true, "value": [\' + "[]," * 5_600_000 + \'[]], "blobs": [524288000]}\', '
+          'memoryview(np.zeros(524288000, np.uint8)))')
+
+
+def test_a_huge_forged_reply_costs_the_grading_process_little(grade_src):
+    """The attack of a 16 MiB header of 5.6 million empty lists beside a 500 MiB array (it
+    took the grading process to 1.3 GiB and 7-11 s of decoding): refused on its header's
+    size, before anything of it is decoded or its array read."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        result = grade_src(SLUG, forger(ATTACK))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_graded_and_unreadable(result)
+    assert all("message header of" in t.message for t in result.tests)
+    assert peak < 64 * 2**20, peak / 2**20
+    assert time.perf_counter() - started < 60  # 9 tests, each a fresh worker: the forgery
+
+
+def test_a_result_far_larger_than_the_expected_one_is_refused_unread(grade_src):
+    """A 98 MiB array where a mask of at most 1 MiB is expected: over the bounds that the
+    expected value sets, the reply is refused before its array is read."""
+    tests = by_name(grade_src(SLUG, "import numpy as np\n\n\ndef grid_local_mask(H_p, W_p, "
+                                    "radius, n_prefix=1):\n    return np.ones((3500, 3500))\n"))
+    for name in ("square_grid_radius_1", "large_grid"):
+        assert tests[name].status == "failed"
+        assert tests[name].message.startswith(UNREADABLE + "the result is 93 MiB, over the ")
+
+
+STRUCTURED = """
+import numpy as np
+
+
+def grid_local_mask(H_p, W_p, radius, n_prefix=1):
+    n = n_prefix + H_p * W_p
+    return np.zeros((n, n), dtype=[("a", "<f8")])
+"""
+
+
+def _grade_in_one_session(tmp_path, sources: list[str]) -> list:
+    """Each learner source (or None: the reference), graded in turn by one grading process's
+    pytest session (``grade_each``, as ``grade bulk``'s pool processes do)."""
+    from grader import catalog
+    from grader.engine.runner import Job, grade_each
+
+    jobs = []
+    for i, src in enumerate(sources):
+        path = catalog.get(SLUG).solution
+        if src is not None:
+            path = tmp_path / str(i) / f"{SLUG}.py"
+            path.parent.mkdir(parents=True)
+            path.write_text(textwrap.dedent(src))
+        jobs.append(Job({SLUG: path}, str(i)))
+    outcomes: list = []
+    grade_each([SLUG], jobs, lambda job, outcome: outcomes.append(outcome))
+    assert not any(isinstance(o, Exception) for o in outcomes), outcomes
+    return [o.exercises[0] for o in outcomes]
+
+
+def test_after_hostile_values_the_same_session_grades_the_reference_as_if_fresh(tmp_path):
+    """A structured-dtype array (it once left the pytest session broken: the reference graded
+    next scored 8/9, "grader error: KeyError 'check'"), the same array forged past the
+    learner's encoder, and millions of empty lists: each is the learner's failed test, and
+    the reference after each gets full marks."""
+    hostile = [STRUCTURED, forger(FORGERIES["npy_structured"]),
+               forger(FORGERIES["millions_of_empty_lists"])]
+    results = _grade_in_one_session(tmp_path, [v for src in hostile for v in (src, None)])
+    for src, result in zip(hostile, results[::2]):
+        assert result.score == 0 and result.status == "failed", src
+        for t in result.tests:
+            assert t.status == "failed" and "grader error" not in t.message, (t.name, t.message)
+    assert all("a structured dtype" in t.message for t in results[0].tests + results[2].tests)
+    for result in results[1::2]:
+        assert result.score == result.max_score > 0, [(t.name, t.message) for t in result.tests]
+
+
+def test_an_error_while_the_grader_explains_a_value_is_the_learners_failed_test(tmp_path,
+                                                                                monkeypatch):
+    """Whatever fails while a wrong value is compared, explained (hints) or drawn (figures),
+    the test is the learner's failure "the grader could not interpret the returned value:
+    ...", never a grader error; the session grades the reference next with full marks."""
+    from grader.engine import check, figures, hints
+
+    def broken(*args, **kwargs):
+        raise TypeError('data type "[(\'a\', \'<f8\')]" not understood')
+
+    monkeypatch.setattr(figures, "from_comparison", broken)
+    monkeypatch.setattr(hints, "_dtype", broken)
+    wrong = {"dtype": "m = np.ones((n_prefix + H_p * W_p,) * 2, dtype=np.int8)",
+             "values": "m = np.zeros((n_prefix + H_p * W_p,) * 2, dtype=bool)"}
+    sources = [f"import numpy as np\n\n\ndef grid_local_mask(H_p, W_p, radius, n_prefix=1):"
+               f"\n    {line}\n    return m\n" for line in wrong.values()]
+    results = _grade_in_one_session(tmp_path, [sources[0], None, sources[1], None])
+    for result in results[0::2]:
+        assert result.score == 0
+        for t in result.tests:
+            if t.name != "invalid_arguments_raise":
+                assert t.status == "failed", (t.name, t.status, t.message)
+                assert check.UNINTERPRETABLE + ": TypeError: data type" in t.message, t.message
+    for result in results[1::2]:
+        assert result.score == result.max_score > 0, [(t.name, t.message) for t in result.tests]
+
+    monkeypatch.setattr(check, "compare", broken)  # comparing itself fails on the value
+    results = _grade_in_one_session(tmp_path / "again", [sources[1]])
+    assert all(t.message.startswith(f"{SLUG}'s result: {check.UNINTERPRETABLE}: TypeError")
+               for t in results[0].tests if t.name != "invalid_arguments_raise")

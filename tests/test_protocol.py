@@ -47,7 +47,7 @@ def test_numpy_scalars_keep_type_and_shape(value):
 @pytest.mark.parametrize("array", [
     np.arange(6.0).reshape(2, 3), np.array(3.5), np.ones((3, 4), dtype=bool)[:, ::2],
     np.zeros((0, 2)), np.arange(6.0).reshape(2, 3).T, np.arange(4, dtype=">i4"),
-    np.array([1 + 2j]), np.zeros(2, dtype=[("a", "<f4"), ("b", "<i2")])])
+    np.array([1 + 2j]), np.zeros(3, np.float16), np.zeros(2, ">c16"), np.zeros(2, np.uint64)])
 def test_arrays_keep_shape_dtype_values(array):
     out = roundtrip(array)
     assert out.shape == array.shape and out.dtype == array.dtype
@@ -68,22 +68,44 @@ def test_an_array_whose_data_does_not_match_its_header_is_refused():
             protocol.decode_value({"value": {"$a": 0}}, [bytearray(blob)])
 
 
+ARRAYS_OF_OTHER_DTYPES = [
+    np.array(["ab", "c"]), np.array([b"ab"]), np.zeros(3, dtype=[("a", "<f8"), ("b", "<i4")]),
+    np.array([1, 2], dtype="M8[ns]"), np.array([1], dtype="m8[s]"), np.zeros(2, "V8"),
+    np.zeros(2, np.longdouble), np.zeros(2, dtype=[("a", "<f8", (2,))])]
+
+
 @pytest.mark.parametrize("array", [
     np.array(2.5), np.arange(5), np.ones((3, 4), np.float32), np.zeros((2, 0, 3), bool),
-    np.array(["ab", "c"]), np.arange(6, dtype=">i4").reshape(2, 3), np.zeros(2, np.complex64),
-    np.zeros(3, dtype=[("a", "<f8"), ("b", "<i4")]), np.array([1, 2], dtype="M8[ns]")])
+    np.arange(6, dtype=">i4").reshape(2, 3), np.zeros(2, np.complex64),
+    *ARRAYS_OF_OTHER_DTYPES])
 def test_array_blobs_are_the_npy_files_numpy_writes(array):
-    """Headers are written and (for plain dtypes) parsed without numpy's literal_eval; the
-    bytes are still exactly ``np.save``'s."""
+    """Headers are written and parsed without numpy's literal_eval; the bytes are still
+    exactly ``np.save``'s; only the dtypes on the allow-list are read back."""
     import io
 
     buf = io.BytesIO()
     np.save(buf, array, allow_pickle=False)
     blob = b"".join(protocol._parts(protocol._npy(array)))
     assert blob == buf.getvalue()
+    if array.dtype not in protocol._ALLOWED:
+        with pytest.raises(protocol.ProtocolError, match="not one of the dtypes the grader"):
+            protocol._load_npy(bytearray(blob))
+        return
     out = protocol._load_npy(bytearray(blob))
     assert out.dtype == array.dtype and out.shape == array.shape
     np.testing.assert_array_equal(out, array)
+
+
+@pytest.mark.parametrize("array", [*ARRAYS_OF_OTHER_DTYPES, np.bytes_(b"x"),
+                                   np.datetime64(1, "s")])
+def test_arrays_and_scalars_of_other_dtypes_are_neither_sent_nor_read(array):
+    """Structured, string, bytes, void, datetime and long double arrays are not plain data
+    for the grader: the encoder refuses them, and so does the decoder (a forged reply)."""
+    with pytest.raises(protocol.ProtocolError, match="not one of the dtypes the grader reads"):
+        protocol.encode_message({}, array)
+    node = {"$a": 0} if isinstance(array, np.ndarray) else {"$s": 0}
+    with pytest.raises(protocol.ProtocolError, match="not one of the dtypes the grader reads"):
+        protocol.decode_value({"value": node}, [_npy(np.asarray(array))])
 
 
 def test_tensors_keep_dtype_and_shape():

@@ -7,6 +7,7 @@ the same diagnostics (``Comparison``) and the known-mistake match.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import math
 import time
@@ -19,10 +20,11 @@ from grader import numbers
 from grader.sandbox import faults
 from grader.sandbox.harness import protocol, recipes
 from grader.sandbox.harness.protocol import Recipe
+from grader.sandbox.isolation import SandboxError
 
 from . import expected as expected_values
 from . import figures
-from .compare import Comparison, compare
+from .compare import Comparison, UnsupportedExpected, compare
 
 if TYPE_CHECKING:
     from grader.sandbox.proxy import LearnerProxy
@@ -200,6 +202,26 @@ class GradeFailure(AssertionError):
         self.exc_type = exc_type
 
 
+UNINTERPRETABLE = "the grader could not interpret the returned value"
+
+
+def uninterpretable(exc: BaseException, what: str = "") -> GradeFailure:
+    """The learner's failed test for a value the grading process failed on (comparing it,
+    its diagnostics, hints or figures): one sentence naming the error, never a grader error."""
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    message = f"{what + ': ' if what else ''}{UNINTERPRETABLE}: {type(exc).__name__}" + (
+        f": {text}" if text else "")
+    return GradeFailure(message, kind="type", what=what)
+
+
+def _expecting(learner: Any, expected: Any) -> contextlib.AbstractContextManager[None]:
+    """The learner's replies bounded by the size of ``expected`` (``LearnerProxy``); nothing
+    for a stand-in learner without the method."""
+    expecting = getattr(type(learner), "_expecting", None)
+    return expecting(learner, expected) if expecting is not None else contextlib.nullcontext()
+
+
 class Check:
     def __init__(self, learner: LearnerProxy, reference: Any, mistakes: list[KnownMistake],
                  rtol: float, atol: float) -> None:
@@ -257,9 +279,10 @@ class Check:
         k = expected_values.key(self.reference, func, args, kwargs)
         expected = self._expected(k, func, args, kwargs)
         self.size = max(self.size, input_size((expected,), {}))
-        actual = getattr(self.learner, func)(*args, **kwargs)
-        if timed:
-            self._time_warm(func, args, kwargs, k)
+        with _expecting(self.learner, expected):
+            actual = getattr(self.learner, func)(*args, **kwargs)
+            if timed:
+                self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs), confirms=func)
         return actual
@@ -306,30 +329,55 @@ class Check:
         atol = self.atol if atol is None else atol
         self.valued += 1
         self.functions.update(f for f in (confirms, mistake_call and mistake_call[0]) if f)
-        cmp = compare(actual, expected, rtol=rtol, atol=atol)
+        try:
+            cmp = compare(actual, expected, rtol=rtol, atol=atol)
+        except UnsupportedExpected:
+            raise  # the suite's expected value: a grader error
+        except Exception as exc:  # noqa: BLE001 - the learner's value: its failed test
+            raise uninterpretable(exc, what) from None
         self.comparisons.append(cmp)
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
         if cmp.expected_shape is not None:
             self.size = max(self.size, math.prod(cmp.expected_shape))
         if not cmp.ok:
-            if mistake_call is not None:  # for the hints about precision
-                cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
-            found = self._match_mistake(actual, mistake_call, rtol, atol) \
-                if mistake_outputs is None else next(
-                    (m for m, wrong in mistake_outputs
-                     if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
-            if found is None and mistake_call is not None:
-                cmp.regions = self._regions(mistake_call, cmp)
-            message = f"{what}: {cmp.reason}"
-            hidden = f"{what}: {cmp.hidden_reason}"
-            if found is not None:
-                message += f". {found.message}"
-                hidden += f". {found.message}"
-            raise GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+            self._explain(cmp, actual, what, mistake_call, mistake_outputs, rtol, atol)
         cmp.release()
         if confirms is not None:
             self._confirmed.add(confirms)
         return cmp
+
+    def _explain(self, cmp: Comparison, actual: Any, what: str,
+                 mistake_call: tuple[str, tuple, dict] | None,
+                 mistake_outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
+                 atol: float) -> None:
+        """Raise the ``GradeFailure`` of a failed comparison, with the known mistake and the
+        regions it matches."""
+        if mistake_call is not None:  # for the hints about precision
+            cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
+        found = self._known_mistake(actual, mistake_call, mistake_outputs, rtol, atol)
+        if found is None and mistake_call is not None:
+            cmp.regions = self._regions(mistake_call, cmp)
+        message = f"{what}: {cmp.reason}"
+        hidden = f"{what}: {cmp.hidden_reason}"
+        if found is not None:
+            message += f". {found.message}"
+            hidden += f". {found.message}"
+        raise GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+
+    def _known_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None,
+                       outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
+                       atol: float) -> KnownMistake | None:
+        """The known mistake ``actual`` matches (from ``outputs`` when given, else run on
+        ``call``'s inputs), or None; None too when comparing with one fails on ``actual``."""
+        try:
+            if outputs is None:
+                return self._match_mistake(actual, call, rtol, atol)
+            return next((m for m, wrong in outputs
+                         if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
+        except (faults.LearnerFault, SandboxError):
+            raise
+        except Exception:  # noqa: BLE001 - the learner's value: no known mistake to name
+            return None
 
     def _match_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None, rtol: float,
                        atol: float) -> KnownMistake | None:

@@ -27,6 +27,11 @@ FLOAT32_TOLERANCE = (1e-4, 1e-5)  # (rtol, atol) applied when the learner return
 _KIND_NAMES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 
 
+class UnsupportedExpected(TypeError):
+    """The suite's expected value is of a type ``compare`` cannot compare with (a grader
+    error, never the learner's)."""
+
+
 @dataclass
 class Comparison:
     """The outcome of one comparison; ``reason`` is empty when ``ok``."""
@@ -177,7 +182,8 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     notes: list[str] = []
     exp = _as_array(expected, [], True)
     if exp is None:
-        raise TypeError(f"cannot compare against expected value of type {type(expected)}")
+        raise UnsupportedExpected(f"cannot compare against expected value of type "
+                                  f"{type(expected)}")
     act = _as_array(actual, notes, expect_tensor)
     if act is None:
         what = "a number" if scalar else "an array"

@@ -231,9 +231,17 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
                      f"axis's length follows from the arguments.")
 
 
+def _dtype_kind(name: str) -> str:
+    """The kind letter of a dtype by name (``"f"`` for ``"float32"``); ``""`` for none or one
+    numpy does not know by that name."""
+    try:
+        return np.dtype(name).kind if name else ""
+    except (TypeError, ValueError, SyntaxError):
+        return ""
+
+
 def _dtype(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
-    exp = np.dtype(cmp.expected_dtype).kind if cmp.expected_dtype else ""
-    act = np.dtype(cmp.actual_dtype).kind if cmp.actual_dtype else ""
+    exp, act = _dtype_kind(cmp.expected_dtype), _dtype_kind(cmp.actual_dtype)
     if exp == "b":
         text = ("The contract asks for a boolean array (dtype bool): build it from comparisons "
                 "(a <= b, np.abs(d) <= r) or with astype(bool). A 0/1 array of numbers is not "

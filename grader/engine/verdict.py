@@ -16,6 +16,11 @@ Every failure also gets the hint for its kind (``hints.classify``). The test's o
 shown only where it fits: on a failure of a kind its ``hint_for`` names
 (``hints.failure_kinds``), and never beside a known mistake (its message names the cause) or
 a fault that says everything itself (not submitted, not implemented, not loaded, not run).
+
+``decide`` never raises: an exception while it handles the learner's value (diagnostics,
+figures, values shown, hints) makes the test the learner's failure "the grader could not
+interpret the returned value: ..." (``check.uninterpretable``), so that the pytest session
+goes on and grades the next test and submission as if nothing had happened.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
 
 from . import figures, hints
-from .check import Check, GradeFailure, SuiteError
+from .check import Check, GradeFailure, SuiteError, uninterpretable
 from .compare import Comparison
 from .results import TestResult, TestStatus
 
@@ -100,19 +105,46 @@ def _remember(item: pytest.Item, check: Check | None, passed: bool) -> None:
 
 def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
            duration_s: float, log: CallLog | None, check: Check | None) -> TestResult:
+    """The verdict of a finished test; never raises (see the module's docstring)."""
+    result = _base(item, duration_s, log)
+    try:
+        return _decide(item, result, excinfo.value if excinfo is not None else None, check)
+    except Exception as err:  # noqa: BLE001 - the learner's value defeated the grader
+        return _uninterpretable(item, result, err, check)
+
+
+def _uninterpretable(item: pytest.Item, result: TestResult, err: Exception,
+                     check: Check | None) -> TestResult:
+    """``result`` made the learner's failed test for an error raised while deciding it."""
+    failure = uninterpretable(err)
+    result.status, result.score, result.message = TestStatus.FAILED, 0.0, failure.message
+    result.diagnostics = result.values = result.mistake = None
+    result.mistake_message = result.hint = ""
+    result.figures = list(check.figures) if check is not None else []
+    result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
+    _remember(item, check, False)
+    return result
+
+
+def _base(item: pytest.Item, duration_s: float, log: CallLog | None) -> TestResult:
+    """A test's result before its verdict: passed, full points, its description and output."""
     marker = item.get_closest_marker("grading")
     points = float(marker.kwargs["points"]) if marker else 0.0
-    hint = marker.kwargs.get("hint", "") if marker else ""
-    hint_for = frozenset(marker.kwargs.get("hint_for", hints.DEFAULT_HINT_FOR) if marker
-                         else ())
     # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
     doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
     visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
-    hidden = visibility != "public"
-    result = TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
-                        max_score=points,
-                        duration_s=duration_s, visibility=visibility,
-                        description=" ".join(doc.split()), output=log.text() if log else "")
+    return TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
+                      max_score=points, duration_s=duration_s, visibility=visibility,
+                      description=" ".join(doc.split()), output=log.text() if log else "")
+
+
+def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None) -> TestResult:
+    """``result`` given the verdict of ``exc`` (None: the test passed), as the module says."""
+    marker = item.get_closest_marker("grading")
+    hint = marker.kwargs.get("hint", "") if marker else ""
+    hint_for = frozenset(marker.kwargs.get("hint_for", hints.DEFAULT_HINT_FOR) if marker
+                         else ())
+    hidden = result.visibility != "public"
     if check is not None:
         result.notes = list(check.notes)
         result.figures = list(check.figures)
@@ -120,7 +152,6 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
             result.inputs = list(check.inputs)
         if check.comparisons:
             result.diagnostics = check.comparisons[-1].diagnostics(hidden)
-    exc: Any = excinfo.value if excinfo is not None else None
     if exc is None and check is not None and check.unconfirmed():
         exc = SuiteError(f"check.raises on {', '.join(check.unconfirmed())} without a passing "
                          "check.call of it in the same test")

@@ -140,7 +140,8 @@ class WorkerProcess:
         self._drain.start()
         self.generation += 1
         try:  # the harness says it is ready before any learner code is imported
-            protocol.read_frame(self._resp_r, time.monotonic() + self.START_TIMEOUT_S)
+            protocol.read_frame(self._resp_r, time.monotonic() + self.START_TIMEOUT_S,
+                                limits=reply.LIMITS)
         except protocol.ProtocolError as exc:
             output = self.take_output()
             self.stop()
@@ -214,7 +215,10 @@ class WorkerProcess:
     # -- calls --------------------------------------------------------------------------
     def request(self, op: str, *, module: str, func: str = "", args: tuple = (),
                 kwargs: dict | None = None, handle: int | None = None,
-                timeout: float = 10.0) -> Reply:
+                timeout: float = 10.0, bounds: protocol.Limits | None = None) -> Reply:
+        """The learner's reply to one request, read within ``bounds`` (``reply.limits`` of
+        the value the test expects; ``reply.LIMITS`` when unknown); raises the learner's
+        ``faults.LearnerFault`` (``BadReturn`` for a reply that cannot be read)."""
         if self.proc is None:
             self.start()
         header = {"op": op, "module": module, "func": func, "handle": handle}
@@ -226,7 +230,8 @@ class WorkerProcess:
         # a call that refers to learner objects cannot be sent to a fresh worker
         head, blobs = self._exchange(frame, timeout, lambda: handle is None and not
                                      protocol.any_leaf((args, kwargs), lambda leaf:
-                                                       isinstance(leaf, protocol.Handle)))
+                                                       isinstance(leaf, protocol.Handle)),
+                                     bounds or reply.LIMITS)
         answer = reply.read(head, blobs, op=op)  # faults.BadReturn when it cannot be read
         if isinstance(answer, reply.Failure):
             raise self._fault(answer, module)
@@ -238,8 +243,8 @@ class WorkerProcess:
                                        "holds no GPU memory (NVML)", answer.output)
         return answer
 
-    def _exchange(self, frame: protocol.Frame, timeout: float,
-                  retryable: Callable[[], bool]) -> tuple[dict[str, Any], list[bytes]]:
+    def _exchange(self, frame: protocol.Frame, timeout: float, retryable: Callable[[], bool],
+                  bounds: protocol.Limits) -> tuple[dict[str, Any], list[bytes]]:
         """Send one request and read its reply within the call's wall clock. A call that ran
         out of time while its worker was starved (it waited for a CPU most of the time and
         its tree used little: load it did not cause) is sent once more to a fresh worker
@@ -257,7 +262,7 @@ class WorkerProcess:
                     # not a quick call: how fairly its worker is served is measured from here
                     # (most calls end sooner, and read nothing from /proc)
                     fairness = self._fairness_sample()
-                return protocol.read_frame(self._resp_r, deadline)
+                return protocol.read_frame(self._resp_r, deadline, limits=bounds)
             except protocol.ReadTimeout:
                 starved = fairness is not None and self._was_starved(fairness)
                 self.stop()

@@ -7,7 +7,8 @@ object in the worker and returns a ``RemoteObject`` whose methods are called the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from . import faults
 from .harness.protocol import Handle, Recipe
 from .harness.worker import CappedWriter
 from .process import WorkerProcess
-from .reply import OUTPUT_CAP, ROOM
+from .reply import OUTPUT_CAP, ROOM, limits
 
 
 @dataclass
@@ -40,6 +41,17 @@ class LearnerProxy:
     def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
                  log: CallLog) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
+        self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
+
+    @contextmanager
+    def _expecting(self, expected: Any) -> Iterator[None]:
+        """The calls made inside read their replies within the bounds of one that looks like
+        ``expected`` (``reply.limits``): a result far larger is refused unread."""
+        self._bounds = limits(expected)
+        try:
+            yield
+        finally:
+            self._bounds = None
 
     def _request(self, op: str, func: str, args: tuple, kwargs: dict,
                  handle: Handle | None = None) -> Any:
@@ -47,7 +59,8 @@ class LearnerProxy:
         try:
             reply = self._worker.request(op, module=self._slug, func=func, args=args,
                                          kwargs=kwargs, timeout=self._timeout,
-                                         handle=None if handle is None else handle.id)
+                                         handle=None if handle is None else handle.id,
+                                         bounds=self._bounds)
         except Exception as exc:
             self._log.add(getattr(exc, "output", "") + self._worker.take_output())
             raise

@@ -9,6 +9,13 @@ dtypes, sizes), and anything malformed, unknown or unsupported raises ``faults.B
 error. The grader itself enforces the size of what it keeps (the worker's own caps are the
 learner's to lift) and makes every text field inert (``grader.inert``).
 
+Sizes are bounded before anything is decoded (``limits``): a reply's header bytes, the JSON
+values in it (counted on the raw bytes), its arrays and their bytes, relative to the size of
+the value the test expects where it is known (``check.call``), else fixed ceilings; an array's
+``.npy`` header is parsed by ``protocol`` and its dtype must be on ``protocol.ARRAY_DTYPES``.
+The bounds keep a forged reply's cost in the grading process to tens of MiB and a fraction
+of a second (``tests/test_reply_reader.py``).
+
 Fields of a reply header (what ``harness/worker.py`` sends; unknown fields are ignored):
 
 - ``ok`` (bool, required); ``output`` (str) and ``duration_s`` (a finite number >= 0);
@@ -23,6 +30,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from grader.inert import inert
 
@@ -39,6 +48,24 @@ LINE_CAP = 500          # one traceback line
 KINDS = ("exception", "missing", "bad_return")
 WHERE = ("call", "import")
 CANNOT_READ = "returned data the grader cannot read"
+# A reply's bounds when the expected value is not known (learner.new, methods of its objects,
+# calls a suite makes itself): the references' largest reply holds 8 MiB of arrays, 605 header
+# bytes and 52 values. The header's room is for the output (64 KiB characters, up to 12 bytes
+# each in JSON; more where the learner lifted the worker's cap: the grader cuts it, and the
+# answers still count), the message and the traceback; the values' room is for the commas
+# and colons counted inside that text, besides a value given as lists. Decoding the most
+# values allowed takes ~0.1 s (~0.7 s at the ceiling of an expected value of 1M elements).
+HEADER_BYTES = 8 << 20
+VALUES = 1 << 18
+BLOBS = 1 << 14           # numpy scalars (one blob each) in a list, say
+BLOB_BYTES = 64 << 20     # 8 times the largest result of a reference
+LIMITS = protocol.Limits(header_bytes=HEADER_BYTES, values=VALUES, blobs=BLOBS,
+                         blob_bytes=BLOB_BYTES)
+# Where the expected value is known: room per expected element (a result given as lists of
+# numbers, ~20 bytes each in JSON) and per expected byte (a float64 or complex128 result where
+# a bool or float32 one is expected, a wrong shape a few times larger), within ceilings.
+BYTES_PER_BYTE = 16
+MEASURED = 4096  # containers and leaves of an expected value walked to size it, at most
 
 
 @dataclass
@@ -66,14 +93,65 @@ class Failure:
     lineno: int | None = None
 
 
+def limits(expected: Any) -> protocol.Limits:
+    """The bounds of a reply whose value should look like ``expected`` (the reference's):
+    proportional to its size above the fixed floors, within ceilings; ``LIMITS`` when its
+    size cannot be measured cheaply."""
+    size = _measure(expected)
+    if size is None:
+        return LIMITS
+    elements, nbytes = size
+    return protocol.Limits(
+        header_bytes=min(protocol.MAX_HEADER_BYTES, HEADER_BYTES + 32 * elements),
+        values=min(VALUES * 8, VALUES + 2 * elements),
+        blobs=min(BLOBS * 4, BLOBS + elements),
+        blob_bytes=min(BLOB_BYTES // 64 + BYTES_PER_BYTE * nbytes,
+                       max(BLOB_BYTES, 4 * nbytes), protocol.MAX_BLOB_BYTES))
+
+
+def _measure(value: Any) -> tuple[int, int] | None:
+    """(elements, bytes) of a value's arrays, tensors and numbers, or None when it holds more
+    than ``MEASURED`` containers and leaves (walked in Python: kept short)."""
+    stack, elements, nbytes, seen = [value], 0, 0, 0
+    while stack:
+        seen += 1
+        if seen > MEASURED:
+            return None
+        item = stack.pop()
+        if type(item) in (list, tuple):
+            stack.extend(item)
+        elif type(item) is dict:
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, np.ndarray):
+            elements, nbytes = elements + item.size, nbytes + item.nbytes
+        elif hasattr(item, "element_size") and hasattr(item, "numel"):  # a torch tensor
+            elements, nbytes = elements + item.numel(), nbytes + item.numel() * item.element_size()
+        else:
+            elements, nbytes = elements + 1, nbytes + (len(item) if type(item) is str else 16)
+    return elements, nbytes
+
+
 def unreadable(why: str, output: str = "") -> faults.BadReturn:
     """The learner's failed test for a reply that cannot be read, saying why."""
     return faults.BadReturn(f"{CANNOT_READ}: " + inert(why, newlines=False, cap=MESSAGE_CAP,
                                                          what="message"), output=output)
 
 
+def from_frame(frame: bytes | bytearray, *, op: str = "call",
+               bounds: protocol.Limits = LIMITS) -> Reply | Failure:
+    """The reply a whole frame (as read from the worker's pipe) holds, read within ``bounds``;
+    raises ``faults.BadReturn`` when it cannot be read, and nothing else."""
+    try:
+        head, blobs = protocol.parse_frame(frame, bounds)
+    except protocol.ProtocolError as exc:
+        raise unreadable(str(exc)) from None
+    return read(head, blobs, op=op)
+
+
 def read(head: dict[str, Any], blobs: list[bytes], *, op: str) -> Reply | Failure:
-    """The reply to an ``op`` request; raises ``faults.BadReturn`` when it cannot be read."""
+    """The reply to an ``op`` request; raises ``faults.BadReturn`` when it cannot be read, and
+    nothing else (an error a check missed is still the learner's unreadable reply)."""
     output = ""
     try:
         output = _output(head)
@@ -94,6 +172,8 @@ def read(head: dict[str, Any], blobs: list[bytes], *, op: str) -> Reply | Failur
         return _failure(head, output, float(duration))
     except _Bad as exc:
         raise unreadable(str(exc), output) from None
+    except Exception as exc:  # noqa: BLE001 - a check missed: still the learner's reply
+        raise unreadable(f"malformed reply ({type(exc).__name__})", output) from None
 
 
 class _Bad(Exception):

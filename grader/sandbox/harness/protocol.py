@@ -5,18 +5,24 @@ sizes the header lists. Values are encoded as JSON with tagged objects:
 
 - ``{"$f": "nan" | "inf" | "-inf"}`` a non-finite float; ``{"$c": [re, im]}`` a complex;
 - ``{"$t": [...]}`` a tuple; ``{"$d": [[key, value], ...]}`` a dict;
-- ``{"$a": i}`` a numpy array stored as ``.npy`` bytes in blob ``i`` (read with
-  ``allow_pickle=False``); ``{"$s": i}`` a numpy scalar, stored the same way;
+- ``{"$a": i}`` a numpy array stored as ``.npy`` bytes in blob ``i`` (its header parsed here,
+  never by numpy's ``literal_eval`` nor unpickled); ``{"$s": i}`` a numpy scalar, stored the
+  same way;
 - ``{"$T": i, "dtype": ..., "device": ...}`` a torch tensor (values as ``.npy``);
 - ``{"$r": name, "p": params}`` a trusted recipe the worker builds into a callable;
 - ``{"$h": id}`` an object that lives in the worker (a handle);
 - ``{"$m": key}`` (the grader's requests only) a large suite input the worker holds in sealed
   shared memory (``grader/sandbox/shared_inputs.py``), mapped afresh for each request.
 
-Decoding trusts nothing: every tag must have exactly its keys and their types, integers fit in
-64 bits, a plain float is finite, a tensor's dtype is one of ``TENSOR_DTYPES`` and its values
-travel as that dtype's numpy type; anything else raises ``ProtocolError`` (never ``KeyError``,
-``TypeError``, ``ValueError`` or ``OverflowError``).
+Decoding trusts nothing: a frame's sizes are checked against its ``Limits`` before anything
+is allocated for them (header bytes, an upper bound of the JSON values in the header counted
+on the raw bytes, the number and bytes of blobs), every tag must have exactly its keys and
+their types, integers fit in 64 bits, a plain float is finite, an array's dtype is one of
+``ARRAY_DTYPES`` (bool, integers, floats, complex: never structured, object, void, datetime
+or string dtypes) and its data is exactly what its shape says, used in place; a tensor's dtype
+is one of ``TENSOR_DTYPES`` and its values travel as that dtype's numpy type; anything else
+raises ``ProtocolError`` (never ``KeyError``, ``TypeError``, ``ValueError`` or
+``OverflowError``).
 
 This module is part of the public harness copied next to the learner's code: it imports only
 the standard library and numpy (torch only when a tensor is actually met).
@@ -44,6 +50,9 @@ MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_BLOBS = 1 << 20
+MAX_NPY_HEADER = 4096  # bytes of an .npy header (numpy writes ~120 for a plain array)
+MAX_NDIM = 32
+MAX_DIM = 1 << 31  # every axis of an array is shorter
 _INT_MIN, _INT_END = -(1 << 63), 1 << 64  # integers travel as int64 or uint64 at most
 # The torch dtypes a tensor may have, and the numpy dtype its values travel as (bfloat16 as
 # float32: numpy has none). Every other dtype (float8, quantised, bits, complex32, ...) is
@@ -54,6 +63,16 @@ TENSOR_DTYPES = {
     "float16": "float16", "bfloat16": "float32", "float32": "float32", "float64": "float64",
     "complex64": "complex64", "complex128": "complex128",
 }
+# The dtypes an array (or a numpy scalar) may have, in either byte order: what the exercises
+# compute with. Structured, object, void, datetime, string and long double dtypes are refused.
+ARRAY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                "uint64", "float16", "float32", "float64", "complex64", "complex128")
+ARRAY_KINDS = "bool, integer, float or complex"
+# The ``descr`` of each allowed dtype, as numpy writes it in an .npy header.
+_DESCRS: dict[bytes, np.dtype] = {
+    d.str.encode(): d for name in ARRAY_DTYPES for d in
+    (np.dtype(name).newbyteorder("<"), np.dtype(name).newbyteorder(">"))}
+_ALLOWED = frozenset(_DESCRS.values())
 _DEVICE = re.compile(r"cpu|cuda(?::\d{1,4})?")
 # Each tag and the keys its object has, exactly.
 _TAG_KEYS = {"$f": {"$f"}, "$c": {"$c"}, "$t": {"$t"}, "$d": {"$d"}, "$a": {"$a"},
@@ -64,6 +83,18 @@ _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 class ProtocolError(Exception):
     """A frame or value that cannot be decoded (malformed, too large, or not plain data)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one frame may hold, each checked before anything is allocated for it: the bytes
+    of its header, the JSON values in it (``None``: not counted, for a trusted peer), its
+    blobs and their bytes in all."""
+
+    header_bytes: int = MAX_HEADER_BYTES
+    values: int | None = None
+    blobs: int = MAX_BLOBS
+    blob_bytes: int = MAX_BLOB_BYTES
 
 
 class PeerClosed(ProtocolError):
@@ -114,10 +145,10 @@ def _is_torch_tensor(value: Any) -> bool:
 
 
 _NPY_MAGIC = b"\x93NUMPY\x01\x00"
-# The header numpy writes for a plain dtype, and nothing else (others take numpy's parser).
-_NPY_HEAD = re.compile(rb"\{'descr': '([<>|=]?[A-Za-z]\d*)', 'fortran_order': (True|False), "
-                       rb"'shape': \(((?:\d+, )*\d+,?|)\), \} *\n")
-_DTYPES: dict[bytes, np.dtype] = {}
+# The header numpy writes for a plain dtype; the only one read (no ``literal_eval``).
+_NPY_HEAD = re.compile(rb"\{'descr': '([<>|=]?[A-Za-z]\d{0,3})', 'fortran_order': (True|False), "
+                       rb"'shape': \(((?:\d{1,19}, )*\d{1,19},?|)\), \} *\n")
+_DESCR = re.compile(rb"\{'descr': ('[^']{0,40}'|\[)")  # for the message of a refused one
 
 
 def _npy_header(array: np.ndarray) -> bytes:
@@ -145,22 +176,44 @@ def _npy(array: np.ndarray) -> bytes | tuple[bytes, memoryview]:
         return buf.getvalue()
 
 
-def _plain_header(blob: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dtype, int] | None:
-    """(shape, fortran order, dtype, data offset) of a blob whose header is the plain one
-    ``_npy_header`` writes, parsed without numpy's ``literal_eval``; None for any other."""
-    if bytes(blob[:8]) != _NPY_MAGIC or len(blob) < 10:
-        return None
-    end = 10 + int.from_bytes(blob[8:10], "little")
-    match = _NPY_HEAD.fullmatch(bytes(blob[10:end]))
+def refused_dtype(name: str | None) -> ProtocolError:
+    """The error for an array whose dtype (named ``name``; None: a structured one) is not one
+    of ``ARRAY_DTYPES``."""
+    if name is not None and name.lstrip("<>|=").startswith("O"):
+        return ProtocolError("malformed array: an array of Python objects is not plain data")
+    what = "a structured dtype" if name is None else f"dtype {name}"
+    return ProtocolError(f"an array of {what}, which is not one of the dtypes the grader "
+                         f"reads ({ARRAY_KINDS} numbers)")
+
+
+def _npy_head(blob: bytes | bytearray) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, fortran order, dtype, data offset) of an .npy blob (version 1.0 or 2.0) whose
+    header is the plain one numpy writes for an allowed dtype; ``ProtocolError`` for any
+    other, read from the header's bytes alone (nothing allocated for the data)."""
+    magic = bytes(blob[:8])
+    if magic[:6] != _NPY_MAGIC[:6] or magic[6:] not in (b"\x01\x00", b"\x02\x00"):
+        raise ProtocolError("malformed array: not an .npy file of version 1.0 or 2.0")
+    width = 2 if magic[6] == 1 else 4
+    start = 8 + width
+    end = start + int.from_bytes(blob[8:start], "little")
+    if len(blob) < start or end > len(blob) or end - start > MAX_NPY_HEADER:
+        raise ProtocolError("malformed array: a truncated or oversized .npy header")
+    text = bytes(blob[start:end])
+    match = _NPY_HEAD.fullmatch(text)
     if match is None:
-        return None
+        descr = _DESCR.match(text)
+        if descr is not None and descr[1].strip(b"'") not in _DESCRS:  # an unusual dtype
+            raise refused_dtype(None if descr[1] == b"[" else
+                                descr[1].strip(b"'").decode("latin1"))
+        raise ProtocolError("malformed array: its header is not the one numpy writes")
     descr, fortran, dims = match.groups()
-    dtype = _DTYPES.get(descr)
+    dtype = _DESCRS.get(descr)
     if dtype is None:
-        dtype = np.dtype(descr.decode())
-        if len(_DTYPES) < 256:  # the usual few; a peer cannot grow the cache without end
-            _DTYPES[descr] = dtype
+        raise refused_dtype(descr.decode("latin1"))
     shape = tuple(int(d) for d in dims.split(b",") if d.strip())
+    if len(shape) > MAX_NDIM or any(d >= MAX_DIM for d in shape):
+        raise ProtocolError(f"malformed array: a shape of {len(shape)} axes up to "
+                            f"{max(shape)} long")
     return shape, fortran == b"True", dtype, end
 
 
@@ -179,6 +232,8 @@ class _Encoder:
     def _blob(self, array: np.ndarray) -> int:
         if array.dtype.hasobject:
             raise ProtocolError("an array of Python objects is not plain data")
+        if array.dtype not in _ALLOWED:
+            raise refused_dtype(None if array.dtype.fields is not None else str(array.dtype))
         self.total += array.nbytes
         if self.total > self.max_bytes:
             raise ProtocolError(f"arrays of {self.total / 2**20:.0f} MiB in all, over the "
@@ -237,29 +292,16 @@ class _Encoder:
 
 
 def _load_npy(blob: bytes | bytearray) -> np.ndarray:
-    """An array from a ``.npy`` blob, never unpickling; a ``bytearray`` blob is used in place
-    (no copy) and gives a writable array."""
+    """The array of a ``.npy`` blob (``_npy_head``), its data used in place, never copied nor
+    unpickled: a ``bytearray`` blob gives a writable array."""
+    shape, fortran, dtype, offset = _npy_head(blob)
+    count = math.prod(shape)
+    if len(blob) - offset != count * dtype.itemsize:
+        raise ProtocolError("malformed array: the data does not match the header")
     try:
-        plain = _plain_header(blob)
-        if plain is not None:
-            shape, fortran, dtype, offset = plain
-        else:
-            stream = io.BytesIO(memoryview(blob)[:min(len(blob), 1 << 16)])
-            version = np.lib.format.read_magic(stream)
-            if version not in ((1, 0), (2, 0)):
-                return np.load(io.BytesIO(blob), allow_pickle=False)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read(stream)
-            offset = stream.tell()
-        if dtype.hasobject:
-            raise ValueError("an array of Python objects is not plain data")
-        count = math.prod(shape)
-        if len(blob) - offset != count * dtype.itemsize:
-            raise ValueError("the data does not match the header")
         flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)
         return flat.reshape(shape, order="F" if fortran else "C")
-    except Exception as exc:  # malformed data from an untrusted peer
+    except (ValueError, TypeError) as exc:  # (a backstop: the checks above should hold)
         raise ProtocolError(f"malformed array: {exc}") from None
 
 
@@ -429,7 +471,7 @@ def decode_value(head: dict[str, Any], blobs: list[bytes], *, allow_recipes: boo
     except ProtocolError:
         raise
     except (LookupError, TypeError, ValueError, ArithmeticError, RecursionError,
-            RuntimeError) as exc:  # a check missed above: still the peer's malformed data
+            RuntimeError, MemoryError) as exc:  # a check missed above: still malformed data
         raise ProtocolError(f"malformed value ({type(exc).__name__})") from None
 
 
@@ -489,15 +531,19 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
     return buf
 
 
-def read_frame(fd: int, deadline: float | None = None,
-               max_blob_bytes: int = MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
-    """Read one frame; raise ``ReadTimeout``, ``PeerClosed`` or ``ProtocolError``."""
-    return _parse_frame(lambda n: _read_exact(fd, n, deadline), max_blob_bytes)
+def read_frame(fd: int, deadline: float | None = None, max_blob_bytes: int = MAX_BLOB_BYTES,
+               *, limits: Limits | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one frame within ``limits`` (default: ``max_blob_bytes`` of blobs, the rest
+    ``Limits()``); raise ``ReadTimeout``, ``PeerClosed`` or ``ProtocolError``."""
+    return _parse_frame(lambda n: _read_exact(fd, n, deadline),
+                        limits or Limits(blob_bytes=max_blob_bytes))
 
 
-def value_from_bytes(frame: bytes, **kw: Any) -> Any:
-    """Decode a whole frame held in memory (e.g. read from a cache file)."""
-    view = memoryview(frame)
+def parse_frame(frame: bytes | bytearray | memoryview,
+                limits: Limits | None = None) -> tuple[dict[str, Any], list[bytearray]]:
+    """The header and blobs of a whole frame held in memory, read within ``limits``;
+    ``ProtocolError`` for a truncated, oversized or malformed one."""
+    view = memoryview(frame).cast("B")
 
     def take(n: int) -> bytearray:
         nonlocal view
@@ -506,16 +552,36 @@ def value_from_bytes(frame: bytes, **kw: Any) -> Any:
         chunk, view = bytearray(view[:n]), view[n:]
         return chunk
 
-    head, blobs = _parse_frame(take, MAX_BLOB_BYTES)
-    return decode_value(head, blobs, **kw)
+    return _parse_frame(take, limits or Limits())
 
 
-def _parse_frame(take: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+def value_from_bytes(frame: bytes, **kw: Any) -> Any:
+    """Decode a whole frame held in memory (e.g. read from a cache file)."""
+    return decode_value(*parse_frame(frame), **kw)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def values_bound(raw: bytes | bytearray) -> int:
+    """An upper bound of the JSON values (keys included) that ``raw`` decodes to, counted on
+    the bytes alone: every value but the outermost opens a container or follows a ``[``,
+    ``{``, ``,`` or ``:`` (characters inside strings only raise the bound)."""
+    return 1 + sum(raw.count(c) for c in (b"[", b"{", b",", b":"))
+
+
+def _parse_frame(take: Any, limits: Limits) -> tuple[dict[str, Any], list[bytes]]:
     (size,) = HEADER.unpack(take(HEADER.size))
-    if size > MAX_HEADER_BYTES:
-        raise ProtocolError(f"message header of {size} bytes is over the limit")
+    if size > limits.header_bytes:
+        raise ProtocolError(f"message header of {size} bytes is over the limit "
+                            f"({_mib(limits.header_bytes)})")
+    raw = take(size)
+    if limits.values is not None and values_bound(raw) > limits.values:
+        raise ProtocolError(f"a message header of more than {limits.values} values, over "
+                            "the limit")
     try:
-        head = json.loads(take(size), parse_constant=_refuse_constant)
+        head = json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         raise ProtocolError("malformed message header") from None
     if not isinstance(head, dict):
@@ -523,11 +589,12 @@ def _parse_frame(take: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[b
     sizes = head.get("blobs", [])
     if not isinstance(sizes, list) or not all(type(s) is int and s >= 0 for s in sizes):
         raise ProtocolError("malformed blob table")
-    if len(sizes) > MAX_BLOBS:
-        raise ProtocolError(f"{len(sizes)} arrays, over the limit of {MAX_BLOBS}")
-    if sum(sizes) > max_blob_bytes:
-        raise ProtocolError(f"the result is {sum(sizes) / 2**20:.0f} MiB, over the "
-                            f"{max_blob_bytes / 2**20:.0f} MiB limit")
+    if len(sizes) > min(limits.blobs, MAX_BLOBS):
+        raise ProtocolError(f"{len(sizes)} arrays, over the limit of "
+                            f"{min(limits.blobs, MAX_BLOBS)}")
+    if sum(sizes) > limits.blob_bytes:
+        raise ProtocolError(f"the result is {_mib(sum(sizes))}, over the "
+                            f"{_mib(limits.blob_bytes)} limit")
     return head, [take(s) for s in sizes]
 
 
