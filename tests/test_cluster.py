@@ -1,12 +1,14 @@
 """`grade bulk --scheduler`: a class graded on Dask distributed gives what the local path
 gives; workers of another pack version get no task and are named; a worker killed mid-run
 costs nothing but time. Real components: a LocalCluster, and a `dask scheduler` with
-`dask worker` processes started here on loopback."""
+`dask worker` processes started here on loopback, speaking TLS with a certificate made as the
+README's recipe makes it."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,18 +49,50 @@ def bulk(class_dir: Path, out: Path, *extra: str, timeout: float = 300) -> \
                            SLUG, "-q", *extra], capture_output=True, text=True, timeout=timeout)
 
 
+LOOPBACK_ONLY = ["--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+
+
+def tls_config(folder: Path) -> dict[str, object]:
+    """The README's recipe in ``folder``: one self-signed certificate and key for every role
+    (a shorter key), and the ``distributed.yaml`` naming them; returns those settings."""
+    pem, key = folder / "dask.pem", folder / "dask.key"
+    if shutil.which("openssl"):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=dask-grader", "-keyout", str(key), "-out", str(pem)],
+                       check=True, capture_output=True)
+    else:
+        from distributed.security import Security
+
+        made = Security.temporary()
+        pem.write_text(made.tls_ca_file)
+        key.write_text(made.tls_client_key)
+    roles = "".join(f"      {role}: {{cert: {pem}, key: {key}}}\n"
+                    for role in ("scheduler", "worker", "client"))
+    (folder / "distributed.yaml").write_text(
+        "distributed:\n  comm:\n    require-encryption: true\n    tls:\n"
+        f"      ca-file: {pem}\n{roles}")
+    settings: dict[str, object] = {"distributed.comm.require-encryption": True,
+                                   "distributed.comm.tls.ca-file": str(pem)}
+    for role in ("scheduler", "worker", "client"):
+        settings[f"distributed.comm.tls.{role}.cert"] = str(pem)
+        settings[f"distributed.comm.tls.{role}.key"] = str(key)
+    return settings
+
+
 class DaskProcesses:
-    """A ``dask scheduler`` on loopback and the ``dask worker`` processes added to it."""
+    """A ``dask scheduler`` on loopback and the ``dask worker`` processes added to it, which
+    read their TLS settings from the Dask configuration (``DASK_CONFIG``)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder, self.procs = folder, []
         file = folder / "scheduler.json"
-        self._start([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                     "--no-dashboard", "--scheduler-file", str(file)], "scheduler")
+        self._start([str(BIN / "dask"), "scheduler", *LOOPBACK_ONLY, "--port", "0",
+                     "--scheduler-file", str(file)], "scheduler")
         deadline = time.monotonic() + 60
         while not file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         self.address = json.loads(file.read_text())["address"]
+        assert self.address.startswith("tls://127.0.0.1:")
 
     def _start(self, argv: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
         log = open(self.folder / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
@@ -69,8 +103,7 @@ class DaskProcesses:
 
     def worker(self, name: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
         return self._start([str(BIN / "dask"), "worker", self.address, "--nthreads", "1",
-                            "--no-nanny", "--no-dashboard", "--name", name, *extra],
-                           name, env)
+                            "--no-nanny", *LOOPBACK_ONLY, "--name", name, *extra], name, env)
 
     def wait_for(self, n: int) -> None:
         from distributed import Client
@@ -91,10 +124,19 @@ class DaskProcesses:
 
 
 @pytest.fixture
-def dask_procs(tmp_path):
-    procs = DaskProcesses(tmp_path)
-    yield procs
-    procs.close()
+def dask_procs(tmp_path, monkeypatch):
+    """Dask processes on TLS: they, ``grade bulk`` (``DASK_CONFIG``) and this test process
+    (``dask.config.set``) all use the same certificate."""
+    import dask
+
+    settings = tls_config(tmp_path)
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
+    with dask.config.set(settings):
+        procs = DaskProcesses(tmp_path)
+        try:
+            yield procs
+        finally:
+            procs.close()
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +208,7 @@ def test_a_worker_of_another_pack_version_is_named_and_gets_no_task(class_and_lo
     dask_procs.wait_for(1)
     run = bulk(class_dir, tmp_path / "out", "--scheduler", dask_procs.address)
     assert run.returncode == 2, run.stderr
-    assert "worker odd (tcp://127.0.0.1:" in run.stderr
+    assert "worker odd (tls://127.0.0.1:" in run.stderr
     assert "has pack version" in run.stderr and catalog.pack_version() in run.stderr
     assert "install the same vit-grader" in run.stderr
     assert not (tmp_path / "out" / "grades.csv").exists()
@@ -233,14 +275,15 @@ def _grading_processes_of(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("scheduler, words", [
-    ("local:0", "local:N takes a number of worker processes"),
-    ("local:two", "local:N takes a number of worker processes"),
-    ("tcp://127.0.0.1:9", "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
+@pytest.mark.parametrize("args, words", [
+    (["local:0"], "local:N takes a number of worker processes"),
+    (["local:two"], "local:N takes a number of worker processes"),
+    (["tcp://127.0.0.1:9", "--allow-insecure-cluster"],
+     "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
 ])
-def test_a_bad_scheduler_is_a_usage_error(class_and_local, tmp_path, scheduler, words):
+def test_a_bad_scheduler_is_a_usage_error(class_and_local, tmp_path, args, words):
     class_dir, _ = class_and_local
-    run = bulk(class_dir, tmp_path / "out", "--scheduler", scheduler)
+    run = bulk(class_dir, tmp_path / "out", "--scheduler", *args)
     assert run.returncode == 2 and words in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
 

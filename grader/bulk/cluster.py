@@ -7,12 +7,19 @@ settings and its pack version; each Dask worker grades in its own long-lived gra
 path does. Workers that another pack version or weaker isolation would make grade
 differently are found before the run (``Client.run``) and given no task; one that joins
 later refuses its tasks, which go to the others.
+
+Whoever can reach a Dask scheduler can run code on every worker as the user running it, and
+(for ``local:N``, whose scheduler lives in ``grade bulk``) in this process: ``local:N`` speaks
+TLS with temporary credentials on loopback only, a ``tls://`` scheduler is reached with the
+credentials of the Dask configuration, and a plain ``tcp://`` one only when the user accepts
+the risk (``--allow-insecure-cluster``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import ipaddress
 import json
 import logging
 import signal
@@ -29,6 +36,9 @@ from .serve import MAX_DEATHS
 
 GPU_RESOURCE = "GPU"
 MAX_REFUSALS = 3  # a submission refused this often (late-joining bad workers) is not graded
+LOOPBACK = "127.0.0.1"  # where ``local:N`` binds its scheduler, nannies and workers
+SECURE_SCHEMES = ("tls", "wss")  # Dask comms that encrypt and authenticate both sides
+INSECURE_FLAG = "--allow-insecure-cluster"
 
 
 class ClusterError(Exception):
@@ -70,11 +80,112 @@ def refusal_text(answer: dict[str, Any], client_pack: str) -> str:
     return f"worker {worker} refused the task"
 
 
-def connect(scheduler: str, *, timeout_s: float = 10.0) -> Cluster:
-    """``local:N`` starts a LocalCluster of N worker processes; anything else is a scheduler
-    address (``tcp://host:8786``, ``tls://...`` with distributed's security settings)."""
+def _host(address: str) -> str:
+    """The host of a Dask address (``tcp://h:8786``, ``h:8786``, ``tls://[::1]:8786``)."""
+    location = address.split("://", 1)[-1].rsplit("/", 1)[0]
+    if location.startswith("["):
+        return location[1:].split("]", 1)[0]
+    return location.rsplit(":", 1)[0] if location.count(":") == 1 else location
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
-        from distributed import Client, LocalCluster
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def insecure_risk(scheduler: str) -> str | None:
+    """Why grading through ``scheduler`` is unsafe, as a clause: its comm (``tcp`` when it
+    names none) neither encrypts nor authenticates; None for ``local:N``, ``tls://``, ``wss://``."""
+    if scheduler.startswith("local:"):
+        return None
+    scheme = scheduler.split("://", 1)[0] if "://" in scheduler else "tcp"
+    if scheme in SECURE_SCHEMES:
+        return None
+    who = ("every user of this machine" if _is_loopback(_host(scheduler))
+           else "anyone who can reach that scheduler")
+    return (f"{scheduler} is neither encrypted nor authenticated: {who} can run code as this "
+            "user on every worker and read the submissions")
+
+
+def check_address(scheduler: str, *, allow_insecure: bool = False) -> str | None:
+    """The warning to print for an insecure ``scheduler`` the user accepted, else None;
+    raises ``ClusterError`` for one not accepted (``allow_insecure`` False)."""
+    risk = insecure_risk(scheduler)
+    if risk is not None and not allow_insecure:
+        raise ClusterError(f"--scheduler {risk}; use a tls:// address (see the README, "
+                           f"\"Grading on a cluster\") or pass {INSECURE_FLAG} to accept that")
+    return None if risk is None else f"warning: --scheduler {risk}"
+
+
+def _local_cluster(n: int) -> Any:
+    """N worker processes on this machine, speaking TLS with credentials made for this run
+    only, every port (scheduler, nannies, workers) on loopback, no dashboard."""
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    try:
+        security = Security.temporary()
+    except ImportError:
+        raise ClusterError("--scheduler local:N needs the cryptography package for its "
+                           "temporary TLS credentials: pip install '.[cluster]'") from None
+    # the worker processes ignore Ctrl-C (a disposition they inherit): the client
+    # stops them, without a traceback from each
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                            host=LOOPBACK, protocol="tls://", security=security,
+                            dashboard_address=None, worker_dashboard_address=None,
+                            # no dashboard; its health and metrics pages on loopback too
+                            scheduler_kwargs={"dashboard_address": f"{LOOPBACK}:0"},
+                            silence_logs=logging.ERROR)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _remote_security(scheduler: str) -> Any:
+    """The Dask configuration's credentials for ``scheduler`` (``distributed.comm.tls.*``),
+    encryption required for a ``tls://`` address; raises ``ClusterError`` when it has none."""
+    from distributed.security import Security
+
+    if insecure_risk(scheduler) is not None:  # accepted as plain (check_address)
+        security = Security()
+        if security.require_encryption:
+            raise ClusterError(f"--scheduler {scheduler}: the Dask configuration requires "
+                               "encryption (distributed.comm.require-encryption): use a "
+                               "tls:// address")
+        return security
+    security = Security(require_encryption=True)
+    if not (security.tls_ca_file and security.tls_client_cert):
+        raise ClusterError(f"--scheduler {scheduler}: the Dask configuration has no TLS "
+                           "credentials for this client (distributed.comm.tls.ca-file and "
+                           "distributed.comm.tls.client.cert/key; see the README, \"Grading "
+                           "on a cluster\")")
+    return security
+
+
+def _local_workers(scheduler: str) -> int:
+    """N of ``local:N``; raises ``ClusterError`` unless a number of at least 1."""
+    try:
+        n = int(scheduler.removeprefix("local:"))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ClusterError(f"--scheduler {scheduler}: local:N takes a number of "
+                           "worker processes, at least 1")
+    return n
+
+
+def connect(scheduler: str, *, allow_insecure: bool = False, timeout_s: float = 10.0) -> Cluster:
+    """``local:N`` starts a LocalCluster of N worker processes (TLS, loopback); anything else
+    is a scheduler address: ``tls://host:8786`` with the Dask configuration's credentials, or
+    a plain ``tcp://`` one only with ``allow_insecure`` (see ``check_address``)."""
+    check_address(scheduler, allow_insecure=allow_insecure)
+    try:
+        from distributed import Client
     except ImportError:
         raise ClusterError("--scheduler needs Dask distributed: pip install '.[cluster]'") \
             from None
@@ -83,24 +194,10 @@ def connect(scheduler: str, *, timeout_s: float = 10.0) -> Cluster:
     local = None
     try:
         if scheduler.startswith("local:"):
-            try:
-                n = int(scheduler.removeprefix("local:"))
-            except ValueError:
-                n = 0
-            if n < 1:
-                raise ClusterError(f"--scheduler {scheduler}: local:N takes a number of "
-                                   "worker processes, at least 1")
-            # the worker processes ignore Ctrl-C (a disposition they inherit): the client
-            # stops them, without a traceback from each
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                     dashboard_address=None, silence_logs=logging.ERROR)
-            finally:
-                signal.signal(signal.SIGINT, previous)
+            local = _local_cluster(_local_workers(scheduler))
             client = Client(local, timeout=timeout_s)
         else:
-            client = Client(scheduler, timeout=timeout_s)
+            client = Client(scheduler, timeout=timeout_s, security=_remote_security(scheduler))
     except ClusterError:
         raise
     except (OSError, TimeoutError, ValueError) as exc:

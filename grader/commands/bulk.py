@@ -77,9 +77,13 @@ def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
               show_default="the number of cores", help="Submissions graded in parallel "
               "(on this machine; with --scheduler the Dask workers decide).")
 @click.option("--scheduler", metavar="ADDRESS|local:N", help="Grade on a Dask cluster: a "
-              "scheduler's address (tcp://host:8786, tls://...), or local:N for N worker "
-              "processes on this machine. Workers grade at strict isolation (see the README, "
-              "\"Grading on a cluster\").")
+              "scheduler's address (tls://host:8786, with the Dask configuration's TLS "
+              "credentials), or local:N for N worker processes on this machine (TLS, "
+              "loopback). Workers grade at strict isolation (see the README, \"Grading on a "
+              "cluster\").")
+@click.option("--allow-insecure-cluster", is_flag=True, help="Accept a plain tcp:// scheduler "
+              "(no encryption, no authentication: whoever reaches it runs code as you on "
+              "every worker); use tls:// instead.")
 @device_option
 @click.option("--force", is_flag=True, help="Regrade everything, ignoring cached results.")
 @click.option("--title", help="The report's title (default: the assignment's, else "
@@ -95,7 +99,7 @@ def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
          exercises: str | None, feedback: str | None, workers: int, scheduler: str | None,
-         device: str, force: bool,
+         allow_insecure_cluster: bool, device: str, force: bool,
          title: str | None, time_budget: float | None, roster: Path | None, isolation: str,
          private: bool, quiet: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
@@ -113,10 +117,13 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     from grader.engine import expected
     from grader.report import class_html, gradebooks, junit
     from grader.report.progress import Progress
+    from grader.sandbox import readable
     from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 
     if scheduler is None:  # on a cluster, each worker checks its own (strict only)
         check_isolation(isolation)
+    else:
+        _check_scheduler(scheduler, allow_insecure_cluster)
     apply_private(private)
     task = load_assignment(assignment_file)
     students = _read_roster(roster)
@@ -155,9 +162,11 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         # machine allows: staging_root): even those of workers killed by an interruption
         # are removed with it. (The submissions' copies above stay on disk: a class may hold
         # up to 2 MiB a file, and only the few workers alive at once use RAM here.)
+        readable.hide(out)  # every student's report and the expected values' cache
         work = stack.enter_context(staging_folder("grade-bulk-"))
         tempfile.tempdir = work
-        cluster = _connect(scheduler, dev, slugs) if scheduler else None
+        cluster = _connect(scheduler, dev, slugs, allow_insecure_cluster) if scheduler \
+            else None
         if cluster is not None:
             dev = cluster.device
         else:
@@ -204,14 +213,27 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     sys.exit(EXIT_INTERNAL if outcome.failures or outcome.ended else EXIT_OK)
 
 
-def _connect(scheduler: str, device: str, slugs: list[str]):
+def _check_scheduler(scheduler: str, allow_insecure: bool) -> None:
+    """Exit 2 before any work for a plain ``tcp://`` scheduler not accepted with
+    ``--allow-insecure-cluster``; print why it is unsafe when accepted."""
+    from grader.bulk import cluster as dask_cluster
+
+    try:
+        warning = dask_cluster.check_address(scheduler, allow_insecure=allow_insecure)
+    except dask_cluster.ClusterError as exc:
+        raise click.UsageError(str(exc)) from None
+    if warning is not None:
+        click.secho(warning, fg="yellow", err=True)
+
+
+def _connect(scheduler: str, device: str, slugs: list[str], allow_insecure: bool):
     """The connected cluster (``bulk/cluster.py``), its workers checked; exit 2 when it
     cannot grade this run. Its ``device`` is the run's device, resolved on the cluster."""
     from grader.bulk import cluster as dask_cluster
 
     click.echo(f"Connecting to the Dask cluster {scheduler}...", err=True)
     try:
-        found = dask_cluster.connect(scheduler)
+        found = dask_cluster.connect(scheduler, allow_insecure=allow_insecure)
     except dask_cluster.ClusterError as exc:
         raise click.UsageError(str(exc)) from None
     try:

@@ -78,7 +78,9 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     from grader.engine import expected
     from grader.engine.runner import grade
     from grader.report.html import write_report
+    from grader.sandbox import readable
 
+    readable.hide(report_dir)
     expected.use_disk(Path(".grade") / "cache" / "expected")
     out = terminal.Printer(stream=sys.stderr if as_json else sys.stdout, verbosity=verbosity)
     out.start(name, device, len(files))

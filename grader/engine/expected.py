@@ -36,8 +36,9 @@ def use_disk(folder: Path | None) -> None:
         _DISK = None
         return
     from grader import catalog
-    from grader.sandbox import isolation
+    from grader.sandbox import isolation, readable
 
+    readable.hide(folder)
     _DISK = folder / catalog.pack_version() if isolation.probe().level == "strict" else None
     if _DISK is not None:  # hidden expected values: the owner's only, in a shared report too
         _DISK.mkdir(parents=True, exist_ok=True)

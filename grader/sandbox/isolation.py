@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from . import readable
 from .harness import confine, landlock, privileges, syscall_filter
 
 HARNESS_SRC = Path(__file__).parent / "harness"
@@ -420,22 +421,6 @@ def add_harness(workdir: Path, uid: int | None = None) -> None:
             os.chown(path, uid, uid, follow_symlinks=False)
 
 
-@lru_cache(maxsize=4)
-def _readable_roots(device: str) -> tuple[str, ...]:
-    """What a worker may read, resolved once per process (every worker start asks for it)."""
-    roots = {"/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
-             "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo",
-             "/proc/stat", "/proc/sys", "/sys/devices/system/cpu",
-             "/dev/urandom", "/dev/random", "/dev/zero",
-             sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["stdlib"],
-             str(Path(sys.executable).resolve().parent.parent), *site.getsitepackages()}
-    for path in list(roots):
-        roots.add(str(Path(path).resolve()))
-    if device.startswith("cuda"):
-        roots |= {"/usr/local", "/opt", "/proc/driver", "/sys/bus/pci", "/sys/devices"}
-    return tuple(sorted(roots))
-
-
 class Sandbox:
     """Starts one worker with every layer ``probe()`` found, and cleans up after it."""
 
@@ -520,6 +505,7 @@ class Sandbox:
         """The confinement of this worker as plain data, for ``harness/confine.py``."""
         caps, cuda = self.caps, self.device.startswith("cuda")
         devices = [str(d) for d in Path("/dev").glob("nvidia*")] if cuda else []
+        view = readable.worker_view(self.device)
         return {"cpu_s": CPU_SECONDS, "file_bytes": FILE_BYTES, "open_files": OPEN_FILES,
                 # a CUDA context reserves far more address space than any useful cap
                 "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
@@ -527,7 +513,8 @@ class Sandbox:
                 "pidns": caps.pidns,
                 "disk_bytes": DISK_BYTES if caps.private_mounts else None,
                 "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
-                "landlock_abi": caps.landlock_abi, "readable": list(_readable_roots(self.device)),
+                "landlock_abi": caps.landlock_abi, "readable": list(view.read),
+                "listable": list(view.list),
                 "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}
 
     # -- the end ----------------------------------------------------------------------------

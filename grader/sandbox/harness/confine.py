@@ -45,6 +45,8 @@ def _landlock_rules(spec: dict[str, Any], abi: int) -> landlock.Ruleset:
     ruleset = landlock.Ruleset(abi)
     for root in spec["readable"]:
         ruleset.allow(root, landlock.READ)
+    for folder in spec.get("listable", []):  # names only: a site folder's other packages
+        ruleset.allow(folder, landlock.READ_DIR)
     # its own /proc entry only: not the grader's (environ, cmdline) nor any other. By its
     # number as /proc shows it (in a PID namespace of its own, os.getpid() is 1).
     # CUDA's start writes there (error 304 without it); gVisor keeps /proc/self apart.

@@ -1,0 +1,184 @@
+"""What a learner worker may read, decided from what it needs, not from where things live.
+
+A worker needs the system's shared libraries, the interpreter and its standard library, and
+the distributions the harness and the exercises import (numpy, torch when installed, and
+what they require). It never needs the grader's own package (the hidden suites, the
+expected-values cache), the references, the project's checkout or another site folder's
+packages. ``worker_view(device)`` returns the two lists the Landlock rules are made from:
+
+- ``read``: trees readable whole (files and folders);
+- ``list``: site folders whose names may be listed (Python's import system lists a folder
+  before it finds a package in it), with none of their files readable unless under ``read``.
+
+A ``read`` tree that holds something hidden is replaced by its entries, recursively, leaving
+the hidden part out (``carve``), so the answer holds for a checkout, a wheel, a system-wide
+install under ``/usr``, a Gradescope bundle and a Dask worker's install alike.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import site
+import sys
+import sysconfig
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+# what the harness imports (numpy always, torch for the torch exercises)
+WORKER_DISTRIBUTIONS = ("numpy", "torch")
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
+          "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+          "/proc/sys", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random", "/dev/zero")
+CUDA = ("/usr/local", "/opt", "/proc/driver", "/sys/bus/pci", "/sys/devices")
+MAX_CARVE_DEPTH = 12
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_TOP = re.compile(r"^([^/,\n]+)[/,]", re.MULTILINE)  # a RECORD line's first path part
+
+
+_HIDDEN: set[str] = set()  # folders this process writes hidden data to (``hide``)
+
+
+def hide(path: str | Path) -> None:
+    """Keep ``path`` (a cache or report folder this process writes) out of every worker's view
+    from now on, wherever it lies."""
+    _HIDDEN.add(_real(path))
+    worker_view.cache_clear()
+
+
+@dataclass(frozen=True)
+class WorkerView:
+    read: tuple[str, ...]
+    list: tuple[str, ...]
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+def site_folders() -> set[str]:
+    """The folders this interpreter imports installed packages from."""
+    folders = set(site.getsitepackages()) | {site.getusersitepackages()}
+    folders |= {p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages"))}
+    for key in ("purelib", "platlib"):
+        folders.add(sysconfig.get_paths()[key])
+    return {_real(f) for f in folders if f}
+
+
+def interpreter_folders() -> set[str]:
+    """The interpreter's prefixes and standard library."""
+    paths = sysconfig.get_paths()
+    return {_real(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, paths["stdlib"],
+                               paths["platstdlib"], Path(sys.executable).resolve().parent.parent)}
+
+
+def hidden_paths() -> set[str]:
+    """What must never be readable: the grader's package wherever it is imported or installed
+    (suites, caches), the references, and every entry of the checkout (or a bundle's source)
+    they came from, except those that hold the interpreter or its site folders (a ``.venv``)."""
+    from grader import catalog  # the package being protected; imported late, it is large
+
+    hidden = {str(catalog.PACKAGE_DIR), str(catalog.SOLUTIONS_DIR), str(catalog.SUITES_DIR)}
+    project = catalog.PROJECT_DIR
+    if (project / "pyproject.toml").is_file():  # a checkout or a bundle's source
+        keep = interpreter_folders() | site_folders()
+        for entry in project.iterdir():
+            path = _real(entry)
+            if not any(_inside(k, path) for k in keep):
+                hidden.add(path)
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    for folder in site_folders() | {sysconfig.get_paths(vars=base)[k]
+                                    for k in ("purelib", "platlib")}:
+        hidden.add(os.path.join(folder, "grader"))  # an install of the grader, used or not
+    try:
+        for file in metadata.distribution("vit-grader").files or ():
+            top = Path(str(file)).parts[0]
+            if top != "..":
+                hidden.add(str(Path(file.locate()).parents[len(Path(str(file)).parts) - 1]
+                               / top))
+    except metadata.PackageNotFoundError:
+        pass
+    return {_real(p) for p in hidden if os.path.lexists(p)} | _HIDDEN
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def carve(root: str, hidden: set[str], depth: int = 0) -> list[str]:
+    """``root`` as readable trees, without any path of ``hidden``: ``[root]`` when nothing
+    hidden is inside it, else its entries carved in turn (none when ``root`` is hidden)."""
+    if any(_inside(root, h) for h in hidden):
+        return []
+    if not any(_inside(h, root) for h in hidden):
+        return [root]
+    if depth >= MAX_CARVE_DEPTH:
+        return []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out: list[str] = []
+    for name in names:  # resolved: a link (a venv's lib64) must not open a way around
+        out += carve(_real(os.path.join(root, name)), hidden, depth + 1)
+    return out
+
+
+def _requirements(dist: metadata.Distribution) -> list[str]:
+    """The distributions ``dist`` requires outside any extra (its METADATA's Requires-Dist
+    lines, read without the e-mail parser ``dist.requires`` uses)."""
+    names = []
+    for line in (dist.read_text("METADATA") or "").splitlines():
+        if not line:
+            break  # the headers end at the first empty line
+        if line.startswith("Requires-Dist:") and "extra==" not in line.replace(" ", ""):
+            match = _NAME.match(line[len("Requires-Dist:"):])
+            if match:
+                names.append(match.group(1))
+    return names
+
+
+def _top_levels(dist: metadata.Distribution) -> set[str]:
+    """The first path parts of the files ``dist`` installed inside its site folder (read from
+    its RECORD without making a path object per file: torch lists about 15,000)."""
+    return set(_TOP.findall(dist.read_text("RECORD") or "")) - {".."}
+
+
+def distribution_paths(names: tuple[str, ...] = WORKER_DISTRIBUTIONS) -> set[str]:
+    """The top-level files and folders (packages, bundled libraries, metadata) of ``names``
+    and of every distribution they require, as installed for this interpreter."""
+    seen: set[str] = set()
+    todo = list(names)
+    paths: set[str] = set()
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        todo += _requirements(dist)
+        base = str(dist.locate_file(""))
+        paths |= {_real(os.path.join(base, top)) for top in _top_levels(dist)}
+    return paths
+
+
+@lru_cache(maxsize=4)
+def worker_view(device: str = "cpu") -> WorkerView:
+    """What a worker for ``device`` may read and list (resolved once per process)."""
+    hidden = hidden_paths()
+    sites = site_folders()
+    roots = {_real(p) for p in (*SYSTEM, *(CUDA if device.startswith("cuda") else ()))}
+    roots |= interpreter_folders()
+    # a site folder is never readable whole: only the distributions the worker needs
+    private = hidden | sites
+    read = {tree for root in roots for tree in carve(root, private)}
+    read |= {p for p in distribution_paths() if not any(_inside(p, h) or _inside(h, p)
+                                                        for h in hidden)}
+    listed = {s for s in sites if os.path.isdir(s)}
+    return WorkerView(read=tuple(sorted(read)), list=tuple(sorted(listed)))
