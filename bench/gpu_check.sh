@@ -22,9 +22,21 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
   # `pip download --no-deps -d bench/wheels pyseccomp nvidia-ml-py`, and set WHEELS=bench/wheels
   if [ -n "${WHEELS:-}" ]; then $PY -m pip install -q --no-index --find-links "$WHEELS" pyseccomp nvidia-ml-py 2>&1 | tail -2; fi
   $PY -c "import pyseccomp, pynvml" 2>&1 || echo "(pyseccomp / nvidia-ml-py missing: set WHEELS, or the level is basic)"
-  echo "== every reference on cuda"
-  $PY -m grader --submission solutions --device cuda --report-dir "$OUT/references" -q; echo "exit $?"
-  $PY -c "import json; print('device:', json.load(open('$OUT/references/results.json'))['isolation'].get('device'))"
+  echo "== every reference on cuda, at isolation strict (the seccomp allow-list's GPU profile)"
+  $PY -m grader --submission solutions --device cuda --isolation strict --report-dir "$OUT/references" -q; echo "exit $?"
+  $PY -c "import json; d=json.load(open('$OUT/references/results.json')); print('device:', d['isolation'].get('device'), 'level:', d['isolation'].get('level'))"
+  echo "== seccomp: what CUDA workers call beyond the allow-list (GRADER_SECCOMP_LOG=1: logged, not refused)"
+  # workers started with subprocess (the fork server does not see the variable): Python,
+  # torch and CUDA all start under the filter, a superset of a forked worker's calls
+  since=$(date +%s)
+  GRADER_SECCOMP_LOG=1 GRADER_FORKSERVER=0 $PY -m grader --submission solutions --device cuda --isolation strict --report-dir "$OUT/seccomp-log" -q; echo "exit $?"
+  sleep 1
+  { dmesg 2>/dev/null; cat /var/log/audit/audit.log 2>/dev/null; } | $PY bench/gpu_diagnose.py --seccomp-log "$since"
+  if command -v strace > /dev/null; then
+    echo "== seccomp: refused calls of a CUDA patch_vit grading, enforced, under strace (ioctl requests included)"
+    GRADER_FORKSERVER=0 strace -f -qq -o "$OUT/strace.txt" $PY -m grader --submission solutions patch_vit --device cuda --isolation strict --report-dir "$OUT/strace" -q; echo "exit $?"
+    grep -E "= -1 (ENOSYS|EPERM|ENOTTY)" "$OUT/strace.txt" | grep -vE "^[0-9]+ +(ioctl\([0-9]+, TCGETS|prctl\(PR_CAPBSET)" | sed -E 's/^[0-9]+ +//; s/^(ioctl)\([0-9]+, (_IOC\([^)]*\)|[^,]*).*= -1 ([A-Z]+).*/\1 \2 \3/; s/^([a-z0-9_]+)\(.*= -1 ([A-Z]+).*/\1 \2/' | sort | uniq -c | sort -rn | head -40
+  fi
   echo "== a PatchViT whose output stays on the CPU"
   mkdir -p "$OUT/wrong_device"
   sed "s/return self.encoder(tokens)$/return self.encoder(tokens).cpu()/" solutions/patch_vit.py > "$OUT/wrong_device/patch_vit.py"

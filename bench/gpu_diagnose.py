@@ -5,20 +5,60 @@ imported torch (never CUDA), confines each and starts CUDA there. Prints one lin
 then searches the paths CUDA needs beyond the worker's Landlock rules: leave-one-out over the
 top-level folders (every other one allowed in full), then over the children of each one found.
 Learner code is not involved.
+
+``--seccomp-log SINCE`` instead reads kernel log lines on stdin (``dmesg``, audit.log) and
+prints the system calls that seccomp logged since the epoch second ``SINCE`` (a worker run with
+``GRADER_SECCOMP_LOG=1``): the ones the allow-list lacks, and its explicit refusals.
 """
 
 from __future__ import annotations
 
+import collections
 import os
+import re
 import resource
 import select
+import sys
 import tempfile
 from pathlib import Path
 
 import torch
 
 from grader.sandbox import isolation
-from grader.sandbox.harness import confine, landlock
+from grader.sandbox.harness import confine, landlock, syscall_filter
+
+_AUDIT = re.compile(r"audit\((\d+)\.\d+:\d+\).*?\bpid=(\d+).*?\bexe=(\S+).*?\bsyscall=(\d+)"
+                    r".*?\bcode=(0x[0-9a-f]+)")
+
+
+def seccomp_log(lines: list[str], since: int) -> None:
+    """The seccomp records (audit type 1326) in ``lines`` from ``since`` on, by system call:
+    code 0x7ffc0000 is a call the filter lacks (logged, then allowed), 0x50000 a refusal."""
+    sc = syscall_filter._library()[0]
+    found: collections.Counter = collections.Counter()
+    suppressed = 0
+    for line in lines:
+        if "callbacks suppressed" in line:
+            suppressed += int(re.search(r"(\d+) callbacks suppressed", line).group(1))
+        m = _AUDIT.search(line)
+        if not m or ("type=1326" not in line and "SECCOMP" not in line) or int(m[1]) < since:
+            continue
+        number = int(m[4])
+        try:
+            name = sc.resolve_syscall(sc.system_arch(), number).decode() if sc else str(number)
+        except (OSError, ValueError):
+            name = str(number)
+        kind = "not on the list" if m[5] == "0x7ffc0000" else "refused"
+        found[(kind, name, number, Path(m[3].strip('"')).name)] += 1
+    if not found:
+        print("seccomp: nothing logged: every call of the run is on the allow-list")
+    for (kind, name, number, exe), count in sorted(found.items()):
+        print(f"seccomp {kind}: {name} ({number}) x{count} by {exe}")
+    if suppressed:
+        print(f"({suppressed} kernel log lines were suppressed by rate limiting: rerun to see "
+              "them all)")
+    print("an ioctl not on the list shows as syscall 16: strace -f -e trace=ioctl a worker for "
+          "its request number")
 
 
 def _child(apply) -> str:
@@ -101,6 +141,9 @@ def leave_one_out(spec: dict, fixed: list[str], candidates: list[str]) -> list[s
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--seccomp-log"]:
+        seccomp_log(sys.stdin.read().splitlines(), int(sys.argv[2]))
+        return
     workdir = tempfile.mkdtemp(prefix="gpu-diagnose-")
     sandbox = isolation.Sandbox("cuda")
     spec = sandbox.spec(Path(workdir))
@@ -131,7 +174,9 @@ def main() -> None:
              "+ /proc/devices, /proc/modules, /sys/module read": landlocked(
                  spec, [(p, landlock.READ) for p in ("/proc/devices", "/proc/modules",
                                                        "/sys/module")]),
-             "the worker's whole spec": lambda: confine.confine(spec)}
+             "the CPU seccomp profile": lambda: syscall_filter.install(),
+             "the GPU seccomp profile": lambda: syscall_filter.install(gpu=True),
+             "the worker's whole spec (GPU seccomp profile)": lambda: confine.confine(spec)}
     verdicts = dict(zip(cases, run_many(list(cases.values()))))
     for name, verdict in verdicts.items():
         print(f"{name:50s} {verdict}", flush=True)

@@ -17,8 +17,8 @@ through all of them (``Sandbox``):
   gone with it.
 - **PID namespace**: the worker is process 1 of its own; when it ends, so does its whole tree.
 - **no capabilities**: every set emptied, secure bits locked, ``no_new_privs``.
-- **seccomp** (``harness/syscall_filter.py``): metadata, mount, namespace, tracing, kernel
-  and scheduling calls and Unix/netlink/packet sockets are denied.
+- **seccomp** (``harness/syscall_filter.py``): an allow-list of what Python, numpy, torch
+  and the harness need; every other call fails (new kernels' calls included).
 - **cgroup v1** (root): a memory limit on what the worker adds, a process-count limit and one
   CPU's worth of time; the whole tree is killed through it.
 - **unprivileged uid** (root, when the Python installation is readable by other users).
@@ -290,9 +290,12 @@ def probe() -> Capabilities:
     seccomp_why = filter_why or priv_why or (
         None if privileges.held(status[0]).get("Seccomp") == 2 else "no filter was loaded")
     layers.append(Layer("seccomp", seccomp_why is None,
-                        "denied: chmod/chown/xattr/utime, chattr, mknod, mount, namespaces, "
-                        "ptrace, bpf, perf, io_uring, keyrings, sethostname, nice < 0, "
-                        "real-time scheduling, Unix/netlink/packet sockets"
+                        "an allow-list (a GPU profile for CUDA workers): calls Python, numpy "
+                        "and torch do not need fail (ENOSYS); refused (EPERM): chmod/chown/"
+                        "xattr/utime, chattr and FS_IOC ioctls, mknod, mount, namespaces, "
+                        "ptrace, bpf, perf, io_uring, keyrings, inotify/fanotify, mincore/"
+                        "cachestat, file_setattr, SysV IPC, CPU pinning, nice < 0, real-time "
+                        "scheduling, sockets but inet/inet6"
                         if seccomp_why is None else f"not available ({seccomp_why})"))
     sweep_stale_staging()
     cgroup_why = _cgroup_available()

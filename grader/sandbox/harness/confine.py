@@ -94,5 +94,5 @@ def confine(spec: dict[str, Any], *, in_netns: bool = False, is_init: bool = Fal
     die_with_parent()  # after any change of credentials, which clears it
     if ruleset is not None:
         ruleset.restrict_self()
-    if spec.get("seccomp"):
-        syscall_filter.install()
+    if spec.get("seccomp"):  # the GPU profile for a worker given the NVIDIA devices
+        syscall_filter.install(gpu=bool(spec.get("devices")))
