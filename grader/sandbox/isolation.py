@@ -97,6 +97,7 @@ class Capabilities:
     seccomp: bool = False
     private_mounts: bool = False  # mount namespace with a tmpfs work folder
     pidns: bool = False
+    ipcns: bool = False          # IPC and UTS namespaces of its own
     layers: tuple[Layer, ...] = field(default_factory=tuple)
 
     @property
@@ -113,6 +114,7 @@ class Capabilities:
             ("filesystem isolation", self.filesystem_isolated),
             ("network isolation", self.network_isolated),
             ("a tmpfs work folder", self.private_mounts), ("a PID namespace", self.pidns),
+            ("an IPC namespace", self.ipcns),
             ("dropping every capability", self.no_privileges),
             ("a seccomp filter", self.seccomp)) if not ok]
 
@@ -159,7 +161,7 @@ def _probe_together(mode: str) -> str | None:
     status: list[str] = []
 
     def confine_like_a_worker() -> None:
-        confine.namespaces.enter(mode, mounts=True, pids=True)
+        confine.namespaces.enter(mode, mounts=True, pids=True, ipc=True)
         confine.namespaces.private_tmpfs(folder, 1 << 20)
         confine.namespaces.become_init()
         privileges.drop_all()
@@ -264,10 +266,13 @@ def probe() -> Capabilities:
     filter_why = syscall_filter.available()
     together = _probe_together(netns) if netns and filter_why is None else None
     if together is not None:  # one child showed every layer at once: no need to ask each
-        mounts_why = pids_why = None
+        mounts_why = pids_why = ipc_why = None
     else:
         mounts_why, pids_why = _probe_namespaces(netns) if netns else (
             "needs the namespaces the network namespace needs", ) * 2
+        ipc_why = _probe_in_child(lambda: confine.namespaces.enter(netns, net=False, ipc=True),
+                                  ["/bin/true"]) if netns else \
+            "needs the namespaces the network namespace needs"
     layers.append(Layer("tmpfs work folder", mounts_why is None,
                         f"a mount namespace of its own; the work folder is a {DISK_BYTES >> 20} "
                         "MiB tmpfs, gone with the worker" if mounts_why is None else
@@ -278,6 +283,10 @@ def probe() -> Capabilities:
                         "kernel ends every process it started" if pids_why is None else
                         f"not available ({pids_why}); escaped processes are found and killed "
                         "through the cgroup or as orphans"))
+    layers.append(Layer("IPC namespace", ipc_why is None,
+                        "IPC and UTS namespaces of its own: no System V shared memory, queue or "
+                        "semaphore shared with another worker or left behind, a host name of "
+                        "its own" if ipc_why is None else f"not available ({ipc_why})"))
     status: list[str] = [] if together is None else [together]
     priv_why = None if together is not None else _probe_in_child(
         lambda: (privileges.drop_all(), filter_why is None and syscall_filter.install()),
@@ -321,6 +330,7 @@ def probe() -> Capabilities:
                         drop_uid=drop, no_privileges=priv_why is None,
                         seccomp=seccomp_why is None,
                         private_mounts=mounts_why is None, pidns=pids_why is None,
+                        ipcns=ipc_why is None,
                         layers=tuple(layers))
 
 
@@ -513,7 +523,7 @@ class Sandbox:
                 # a CUDA context reserves far more address space than any useful cap
                 "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
                 "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
-                "pidns": caps.pidns,
+                "pidns": caps.pidns, "ipcns": caps.ipcns,
                 "disk_bytes": DISK_BYTES if caps.private_mounts else None,
                 "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
                 "landlock_abi": caps.landlock_abi, "readable": list(view.read),

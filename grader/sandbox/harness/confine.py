@@ -73,7 +73,7 @@ def confine(spec: dict[str, Any], *, in_netns: bool = False, is_init: bool = Fal
     pids = bool(spec.get("pidns")) and not is_init
     if mode:
         namespaces.enter(mode, net=not in_netns, mounts=bool(spec.get("disk_bytes")),
-                         pids=pids)
+                         pids=pids, ipc=bool(spec.get("ipcns")))
     if mode and spec.get("disk_bytes"):
         cwd = os.getcwd()
         namespaces.private_tmpfs(spec["workdir"], int(spec["disk_bytes"]), spec.get("uid"))

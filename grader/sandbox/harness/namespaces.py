@@ -1,6 +1,7 @@
-"""The worker's own namespaces (Linux): no network, its own mounts, its own process tree.
+"""The worker's own namespaces (Linux): no network, its own mounts, its own process tree, its
+own System V IPC objects and host name.
 
-- ``enter(mode, net=..., mounts=..., pids=...)``: new namespaces, as root or through an
+- ``enter(mode, net=..., mounts=..., pids=..., ipc=...)``: new namespaces, as root or through an
   unprivileged user namespace (``mode`` ``"root"`` or ``"userns"``).
 - ``private_tmpfs(path, size)``: in the new mount namespace, a size-limited tmpfs replaces
   the work folder, with the folder's files copied in. What the learner writes is bounded by
@@ -23,8 +24,8 @@ from pathlib import Path
 
 from .libc import check, die_with_parent, libc
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
-    0x00020000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
+    0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
 
@@ -36,11 +37,14 @@ def setns(fd: int, flags: int) -> None:
     check(libc.setns(ctypes.c_int(fd), ctypes.c_int(flags)), "setns")
 
 
-def enter(mode: str, *, net: bool = True, mounts: bool = False, pids: bool = False) -> None:
-    """New network (``net``), mount (``mounts``) and PID (``pids``, for the next child)
-    namespaces: as root, or inside a new user namespace where this uid maps to itself."""
+def enter(mode: str, *, net: bool = True, mounts: bool = False, pids: bool = False,
+          ipc: bool = False) -> None:
+    """New network (``net``), mount (``mounts``), PID (``pids``, for the next child) and IPC
+    and UTS (``ipc``: no System V object or host name shared with a neighbour, none outliving
+    the worker) namespaces: as root, or inside a new user namespace where this uid maps to
+    itself."""
     flags = (CLONE_NEWNET if net else 0) | (CLONE_NEWNS if mounts else 0) | \
-        (CLONE_NEWPID if pids else 0)
+        (CLONE_NEWPID if pids else 0) | (CLONE_NEWIPC | CLONE_NEWUTS if ipc else 0)
     if mode == "root":
         unshare(flags)
         return
