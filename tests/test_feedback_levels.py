@@ -114,9 +114,14 @@ def _perturb(value):
     return value
 
 
+_SENT = []  # every call's arguments so far, in this worker: printed again at every call
+
+
 def _spy(fn):
     def wrapped(*args, **kwargs):
-        print("ARGS", repr(args)[:3000], repr(kwargs)[:500])  # white-box: what it was sent
+        _SENT.append(repr(args)[:3000] + " " + repr(kwargs)[:500])  # white-box: what it was sent
+        for sent in reversed(_SENT[-40:]):  # newest first: a test's own, then the earlier
+            print("ARGS", sent)
         return _perturb(fn(*args, **kwargs))
     return wrapped
 
@@ -230,6 +235,13 @@ def test_every_hidden_test_failed_and_was_recorded(graded_run):
               if t.visibility != "public"]
     assert len(hidden) > 80 and sum(not t.passed for t in hidden) > 40
     assert len(graded_run["secret"]) > 500  # enough distinctive values to look for
+
+
+def test_results_keep_the_suites_order_though_public_tests_ran_first(graded_run):
+    for ex in graded_run["result"].exercises:
+        names = re.findall(r"^def test_(\w+)\(", catalog.get(ex.exercise).suite.read_text(),
+                           re.MULTILINE)
+        assert [t.name for t in ex.tests] == names, ex.exercise
 
 
 def test_no_file_holds_a_hidden_input_or_expected_value(graded_run):

@@ -134,15 +134,21 @@ class _SessionDriver:
             self.interrupted = True
             raise
 
+    def _items_of(self, slugs: list[str]) -> list[pytest.Item]:
+        return [item for slug in slugs for item in self._items.get(slug, [])]
+
     def _run(self, slugs: list[str], worker: WorkerProcess, job: Job,
-             submitted: set[str], on_test: OnTest | None) -> None:
-        items = [item for slug in slugs for item in self._items.get(slug, [])]
+             submitted: set[str], on_test: OnTest | None,
+             items: list[pytest.Item] | None = None, after: pytest.Item | None = None) -> None:
+        """Run ``items`` (default: every test of ``slugs``) against ``worker`` as a new
+        submission; ``after``: the item that will run next (its fixtures are kept)."""
+        items = self._items_of(slugs) if items is None else items
         policy = job.policy or Policy()
         self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
                           feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s)
         if items:
             verdict.forget_sizes(items[0].config)
-        _run_items(items)
+        _run_items(items, after)
 
     def _grade(self, job: Job) -> SubmissionResult:
         exercises: list[Exercise] = [catalog.get(slug) for slug in job.files]
@@ -150,14 +156,26 @@ class _SessionDriver:
         started = time.perf_counter()
         preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
             else "numpy"  # numpy-only submissions never pay for importing torch
+        items = self._items_of([ex.slug for ex in exercises if ex.slug in present])
+        first, then = _phases(items, (job.policy or Policy()).feedback)
         with WorkerProcess(present, device=job.device, budget_s=job.budget_s,
                            preload=preload) as worker:
             if present:
                 worker.start()  # a sandbox that cannot start makes the submission ungradable
-            self._run([ex.slug for ex in exercises if ex.slug in present], worker, job,
-                      set(present), job.on_test)
+            self._run([], worker, job, set(present), job.on_test, first,
+                      then[0] if then else None)
             if self.plugin.sandbox_error is not None:
                 raise self.plugin.sandbox_error
+        if then:  # the hidden tests' calls, in a worker the public tests' output never saw
+            spent = time.perf_counter() - started
+            with WorkerProcess(present, device=job.device, budget_s=max(job.budget_s - spent, 1),
+                               preload=preload) as worker:
+                worker.start()
+                self.plugin.switch(worker)
+                _run_items(then)
+                if self.plugin.sandbox_error is not None:
+                    raise self.plugin.sandbox_error
+            self.plugin.in_order(items)
         plugin = self.plugin
         results, import_faults = plugin.results, plugin.import_faults
         absent = self._not_submitted([ex for ex in exercises if ex.slug not in present], job)
@@ -211,11 +229,29 @@ def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
                 t.score, t.max_score = t.score * factor, t.max_score * factor
 
 
-def _run_items(items: list[pytest.Item]) -> None:
-    """pytest's run protocol for ``items``; the last one tears every fixture down."""
+def _phases(items: list[pytest.Item], level: str) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """The tests to run in a first worker and in a second one. Where hidden tests show less
+    than public ones (any level but ``full``), public tests run first, in a worker no hidden
+    call ever reaches, so that the output they show can carry nothing of a hidden input; at
+    ``full`` every test runs in one worker, in the suite's order."""
+    if level == "full":
+        return items, []
+    public = [item for item in items if verdict.visibility(item) == "public"]
+    hidden = [item for item in items if verdict.visibility(item) != "public"]
+    return (public, hidden) if public and hidden else (items, [])
+
+
+def _run_items(items: list[pytest.Item], after: pytest.Item | None = None) -> None:
+    """pytest's run protocol for ``items``, ``after`` being the item to run next (None: the
+    last one tears every fixture down). A hook that raises (a grader bug) still leaves no
+    fixture of this submission set up for the next one."""
     for i, item in enumerate(items):
-        item.ihook.pytest_runtest_protocol(item=item,
-                                           nextitem=items[i + 1] if i + 1 < len(items) else None)
+        try:
+            item.ihook.pytest_runtest_protocol(
+                item=item, nextitem=items[i + 1] if i + 1 < len(items) else after)
+        except Exception:
+            item.session._setupstate.teardown_exact(None)
+            raise
 
 
 def _exercise_status(tests: list[TestResult], submitted: bool,

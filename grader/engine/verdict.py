@@ -126,15 +126,20 @@ def _uninterpretable(item: pytest.Item, result: TestResult, err: Exception,
     return result
 
 
+def visibility(item: pytest.Item) -> str:
+    """``public`` or ``hidden``: what the test's ``grading`` marker says (hidden without one)."""
+    marker = item.get_closest_marker("grading")
+    return marker.kwargs.get("visibility", "hidden") if marker else "hidden"
+
+
 def _base(item: pytest.Item, duration_s: float, log: CallLog | None) -> TestResult:
     """A test's result before its verdict: passed, full points, its description and output."""
     marker = item.get_closest_marker("grading")
     points = float(marker.kwargs["points"]) if marker else 0.0
     # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
     doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
-    visibility = marker.kwargs.get("visibility", "hidden") if marker else "hidden"
     return TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
-                      max_score=points, duration_s=duration_s, visibility=visibility,
+                      max_score=points, duration_s=duration_s, visibility=visibility(item),
                       description=" ".join(doc.split()), output=log.text() if log else "")
 
 
