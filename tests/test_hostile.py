@@ -310,6 +310,12 @@ def test_controls_are_unaffected(batch, tmp_path):
     assert batch["results"]["control_ok"]["score"] == 9
 
 
+# Files outside the work folder that lie, like this test's, under a folder others cannot enter
+# (pytest's, mode 0700): a worker of another uid has that folder covered in its own mounts by
+# a tmpfs holding only the way to its work folder, so it does not even find them.
+UNSEEN = {"write_into_reports", "chattr_outside"}
+
+
 @pytest.mark.parametrize("name, status, words", [
     ("loop", "timeout", "timed out after 10 s"),
     ("sleep_at_import", "timeout", "importing grid_local_mask.py: timed out"),
@@ -352,6 +358,8 @@ def test_controls_are_unaffected(batch, tmp_path):
     ("escape_sequences", "error", "\\x1b]0;pwned\\x07"),
 ])
 def test_verdicts(batch, name, status, words):
+    if name in UNSEEN and isolation.probe().drop_uid:
+        words = "FileNotFoundError"
     first = _tests_of(batch, name)[FIRST]
     assert first["status"] == status, first
     assert words in first["message"], first["message"]
@@ -448,7 +456,10 @@ def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
     proc = subprocess.run([GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"),
                            "--exercises", SLUG, "--workers", "2", "--time-budget", "12", "-q"],
                           capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "GRADER_CGROUP": "0", "TMPDIR": str(tmp)})
+                          # the grader's sampling alone: no cgroup, and no uid of the
+                          # worker's own (whose process limit would stop a fork bomb first)
+                          env={**os.environ, "GRADER_CGROUP": "0", "GRADER_UID": "0",
+                               "TMPDIR": str(tmp)})
     assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-1500:])
     results = {p.parent.name: json.loads(p.read_text())
                for p in (tmp_path / "out").glob("*/results.json")}

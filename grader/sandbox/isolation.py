@@ -31,7 +31,6 @@ import ctypes
 import os
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import sysconfig
@@ -41,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from . import readable
 from .harness import confine, landlock, privileges, syscall_filter
@@ -98,6 +98,7 @@ class Capabilities:
     private_mounts: bool = False  # mount namespace with a tmpfs work folder
     pidns: bool = False
     ipcns: bool = False          # IPC and UTS namespaces of its own
+    uid_paths: tuple[str, ...] = ()  # what a worker of another uid must reach (reveal_plan)
     layers: tuple[Layer, ...] = field(default_factory=tuple)
 
     @property
@@ -198,16 +199,51 @@ def _probe_namespaces(mode: str) -> tuple[str | None, str | None]:
     return mounts, pids
 
 
-def _python_readable_by_others() -> bool:
-    """Whether another uid could run this Python: every parent searchable, files readable."""
-    paths = {Path(sys.executable).resolve(), Path(sysconfig.get_paths()["stdlib"]),
-             *map(Path, site.getsitepackages())}
-    for path in paths:
-        if not path.exists() or not path.stat().st_mode & 0o004:
-            return False
-        if any(not parent.stat().st_mode & 0o001 for parent in path.parents):
-            return False
-    return True
+def _uid_plan(mode: str | None, mounts: bool) -> tuple[list[list[Any]], str | None]:
+    """Whether workers can run as another uid: the folders a worker must make passable in its
+    own mounts to reach the interpreter and its packages (``readable.reveal_plan``), and None;
+    or why not."""
+    if os.geteuid() != 0:
+        return [], "not needed: the grader is not root"
+    if os.environ.get("GRADER_UID", "1") == "0":
+        return [], "turned off (GRADER_UID=0)"
+    view = readable.worker_view("cpu")
+    staging = tempfile.tempdir or staging_root() or tempfile.gettempdir()
+    plan = readable.reveal_plan(view.read + view.list + (_real_path(staging), ))
+    if plan and not (mode == "root" and mounts):
+        return [], f"{plan[0][0]} is not searchable by other users, and no mount namespace " \
+                   "can make it so"
+    needed = [str(Path(sys.executable).resolve()), os.path.join(
+        sysconfig.get_paths()["stdlib"], "os.py")]
+    try:
+        import numpy
+
+        needed.append(numpy.__file__)
+    except ImportError:
+        pass
+
+    def become() -> None:
+        if plan:
+            confine.namespaces.enter("root", net=False, mounts=True)
+            confine.namespaces.reveal(plan)
+        os.setgroups([])
+        os.setgid(UID_BASE)
+        os.setuid(UID_BASE)
+
+    test = " && ".join(f"test -r '{path}'" for path in needed if "'" not in path)
+    why = _probe_in_child(become, ["/bin/sh", "-c", test])
+    if why:
+        return [], f"a worker of uid {UID_BASE} cannot read the interpreter or numpy ({why})"
+    return plan, None
+
+
+def _uid_paths() -> tuple[str, ...]:
+    view = readable.worker_view("cpu")
+    return view.read + view.list
+
+
+def _real_path(path: str) -> str:
+    return str(Path(path).resolve())
 
 
 def _cgroup_available() -> str | None:
@@ -318,19 +354,22 @@ def probe() -> Capabilities:
                         f"resident memory grows by over {MEMORY_BYTES >> 30} GiB or that holds "
                         f"over {PIDS} processes (sampled every 50 ms), and CPU workers' address "
                         f"space is capped at {ADDRESS_SPACE >> 30} GiB (CUDA needs more)"))
-    drop = os.geteuid() == 0 and _python_readable_by_others()
+    plan, uid_why = _uid_plan(netns, mounts_why is None)
+    drop = uid_why is None
+    passable = "; ".join(f"{cover} made passable in its own mounts, with only "
+                         f"{', '.join(keeps)} inside" for cover, keeps in plan)
+    plan = [] if uid_why else plan
     layers.append(Layer("unprivileged uid", drop,
-                        f"workers run as uid {UID_BASE}+n" if drop else
-                        ("not needed: the grader is not root" if os.geteuid() != 0 else
-                         "not used: the Python installation is not readable by other users "
-                         f"({Path(sys.executable).resolve()})")))
+                        f"workers run as uid {UID_BASE}+n, one each, without any group"
+                        + (f" ({passable})" if passable else "") if drop else
+                        f"not used: {uid_why}"))
     layers.append(Layer("bubblewrap", False, "not used: Landlock, namespaces and seccomp cover "
                         "the same ground without a setuid or external binary"))
     return Capabilities(landlock_abi=abi, netns=netns, cgroup=cgroup_why is None,
                         drop_uid=drop, no_privileges=priv_why is None,
                         seccomp=seccomp_why is None,
                         private_mounts=mounts_why is None, pidns=pids_why is None,
-                        ipcns=ipc_why is None,
+                        ipcns=ipc_why is None, uid_paths=_uid_paths() if drop else (),
                         layers=tuple(layers))
 
 
@@ -388,7 +427,11 @@ STALE_AFTER_S = 3600  # and untouched this long: a live run makes a folder per s
 def staging_folder(prefix: str) -> tempfile.TemporaryDirectory:
     """A temporary folder in ``staging_root()`` for a run's workers' folders, named after this
     process (``prefix`` is one of ``STAGING_PREFIXES``)."""
-    return tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=staging_root())
+    folder = tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=staging_root())
+    # a worker of another uid passes through to its own folder (0700, its own) by path;
+    # others may not list what is in it
+    os.chmod(folder.name, 0o711)
+    return folder
 
 
 def sweep_stale_staging() -> None:
@@ -528,7 +571,9 @@ class Sandbox:
                 "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
                 "landlock_abi": caps.landlock_abi, "readable": list(view.read),
                 "listable": list(view.list),
-                "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS}
+                "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS,
+                "reveal": readable.reveal_plan((*caps.uid_paths, str(workdir)))
+                if self.uid is not None else []}
 
     # -- the end ----------------------------------------------------------------------------
     def kill_all(self, leader_pid: int | None) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 # what the harness imports (numpy always, torch for the torch exercises)
 WORKER_DISTRIBUTIONS = ("numpy", "torch")
@@ -182,3 +183,28 @@ def worker_view(device: str = "cpu") -> WorkerView:
                                                         for h in hidden)}
     listed = {s for s in sites if os.path.isdir(s)}
     return WorkerView(read=tuple(sorted(read)), list=tuple(sorted(listed)))
+
+
+@lru_cache(maxsize=4096)
+def _searchable(path: str) -> bool:
+    """Whether other users may pass through the folder ``path`` (asked once per process)."""
+    try:
+        return bool(os.stat(path).st_mode & 0o001)
+    except OSError:
+        return False
+
+
+def reveal_plan(paths: tuple[str, ...]) -> list[list[Any]]:
+    """How a worker of another uid reaches every one of ``paths`` (``namespaces.reveal``):
+    ``[cover, [keep, ...]]`` for each folder others cannot pass through above some of them
+    (``keep``: its entry on the way to each), outermost first, so that a cover inside another
+    is made after it."""
+    covers: dict[str, set[str]] = {}
+    for path in paths:
+        parts = Path(path).parts
+        for i in range(2, len(parts)):
+            folder = str(Path(*parts[:i]))
+            if not _searchable(folder):
+                covers.setdefault(folder, set()).add(str(Path(*parts[:i + 1])))
+    return [[cover, sorted(keeps)] for cover, keeps in
+            sorted(covers.items(), key=lambda item: (len(Path(item[0]).parts), item[0]))]

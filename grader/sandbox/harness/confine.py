@@ -74,6 +74,8 @@ def confine(spec: dict[str, Any], *, in_netns: bool = False, is_init: bool = Fal
     if mode:
         namespaces.enter(mode, net=not in_netns, mounts=bool(spec.get("disk_bytes")),
                          pids=pids, ipc=bool(spec.get("ipcns")))
+    if mode and spec.get("disk_bytes") and spec.get("reveal"):
+        namespaces.reveal(spec["reveal"])  # before the work folder, which may lie under one
     if mode and spec.get("disk_bytes"):
         cwd = os.getcwd()
         namespaces.private_tmpfs(spec["workdir"], int(spec["disk_bytes"]), spec.get("uid"))

@@ -21,12 +21,14 @@ import os
 import signal
 import stat
 from pathlib import Path
+from typing import Any
 
 from .libc import check, die_with_parent, libc
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
     0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = \
+    0x1, 0x2, 0x4, 0x20, 0x1000, 0x4000, 0x40000
 
 
 def unshare(flags: int) -> None:
@@ -62,6 +64,31 @@ def _mount(source: str | None, target: str | None, fstype: str | None, flags: in
 
     check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
                        enc(data)), f"mount {target}")
+
+
+def reveal(covers: list[list[Any]]) -> None:
+    """Make folders that other users cannot enter passable, in this process's own mount
+    namespace: each ``[cover, [keep, ...]]`` puts a read-only tmpfs (mode 0755) over ``cover``
+    holding only each ``keep`` (a path under it) bound back at its own path. A worker of
+    another uid then reaches the interpreter under, say, a home folder of mode 0700, and
+    nothing else of that folder."""
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)  # nothing propagates to the host
+    for cover, keeps in covers:
+        held = [(keep, os.open(keep, os.O_PATH | os.O_CLOEXEC)) for keep in keeps]
+        try:
+            _mount("grade-reveal", cover, "tmpfs", _MS_NOSUID | _MS_NODEV,
+                   "size=1m,mode=0755")
+            for keep, fd in held:
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    os.makedirs(keep, 0o755, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(keep), 0o755, exist_ok=True)
+                    os.close(os.open(keep, os.O_CREAT | os.O_WRONLY, 0o644))
+                _mount(f"/proc/self/fd/{fd}", keep, None, _MS_BIND | _MS_REC, None)
+            _mount(None, cover, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+        finally:
+            for _, fd in held:
+                os.close(fd)
 
 
 def private_tmpfs(path: str, size_bytes: int, uid: int | None = None) -> None:
