@@ -6,7 +6,9 @@ import click
 
 
 @click.command("doctor")
-def doctor() -> None:
+@click.option("--require", type=click.Choice(["strict"]), default=None,
+              help="Exit 1 unless learner code gets this isolation level here (for CI).")
+def doctor(require: str | None) -> None:
     """Show which isolation layers are active for learner code on this machine."""
     from grader.sandbox import isolation
 
@@ -25,3 +27,5 @@ def doctor() -> None:
                    "reach the network or change what it can reach. Fine for learners on their "
                    "own code; teachers should grade a class with --isolation strict on a "
                    "machine that offers it.")
+    if require == "strict" and caps.level != "strict":
+        raise click.exceptions.Exit(1)
