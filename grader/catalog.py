@@ -3,7 +3,9 @@
 Per exercise: slug, title, difficulty, tags, points, default tolerances, progressive hints.
 The files of exercise ``slug`` sit side by side by convention:
 
-- ``exercises/<slug>.py`` the learner's stub, ``exercises/<slug>.md`` the statement;
+- ``grader/stubs/<slug>.py`` the stub (the only one: what a release ships, what ``grade
+  reset`` restores), ``exercises/<slug>.md`` the statement; ``exercises/<slug>.py`` is the
+  learner's working copy, which nothing in the grader reads as a stub;
 - ``solutions/<slug>.py`` the reference; ``grader/suites/test_<slug>.py`` the hidden suite.
 """
 
@@ -19,7 +21,8 @@ PROJECT_DIR = PACKAGE_DIR.parent
 INDEX = PACKAGE_DIR / "exercises.toml"
 SUITES_DIR = PACKAGE_DIR / "suites"
 SOLUTIONS_DIR = PROJECT_DIR / "solutions"
-STUBS_DIR = PROJECT_DIR / "exercises"
+STUBS_DIR = PACKAGE_DIR / "stubs"   # the pack's stubs
+EXERCISES_DIR = PROJECT_DIR / "exercises"  # statements, and the learner's working copies
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,12 @@ class Exercise:
 
     @property
     def statement(self) -> Path:
-        return STUBS_DIR / f"{self.slug}.md"
+        return EXERCISES_DIR / f"{self.slug}.md"
+
+    @property
+    def working_copy(self) -> Path:
+        """The learner's file in this project (theirs: never read as the stub)."""
+        return EXERCISES_DIR / f"{self.slug}.py"
 
     @property
     def solution(self) -> Path:

@@ -1,5 +1,6 @@
 """The zip Gradescope takes as an autograder: ``setup.sh`` and ``run_autograder`` at its top,
-the grader with its hidden suites and references, and the assignment it grades.
+the grader with the hidden suites and references of the assignment's exercises only, and the
+assignment it grades.
 
 Gradescope unzips it in ``/autograder/source``, runs ``setup.sh`` once (a Python the grader
 supports, a venv, the grader installed) and ``run_autograder`` for every submission: it grades
@@ -20,15 +21,21 @@ HERE = Path(__file__).parent / "gradescope"
 _SKIP = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 
 
-def _grader_files() -> list[tuple[Path, str]]:
-    """(file, name in the zip) of the grader: the package, its references, its project file."""
+def _grader_files(slugs: tuple[str, ...]) -> list[tuple[Path, str]]:
+    """(file, name in the zip) of the grader for the exercises ``slugs``: the package without
+    any other exercise's suite, recorded data or stub, their references only, the project
+    file."""
     root = catalog.PROJECT_DIR
+    others = [ex for ex in catalog.load().values() if ex.slug not in slugs]
+    left_out = {p for ex in others for p in (ex.suite, ex.suite.with_suffix(".public"), ex.stub)}
     found = [(root / "pyproject.toml", "pyproject.toml")]
-    for base in (catalog.PACKAGE_DIR, catalog.SOLUTIONS_DIR):
-        for path in sorted(base.rglob("*")):
-            if path.is_file() and not _SKIP & set(path.relative_to(root).parts) \
-                    and path.suffix != ".pyc":
-                found.append((path, path.relative_to(root).as_posix()))
+    for path in sorted(catalog.PACKAGE_DIR.rglob("*")):
+        if path.is_file() and not _SKIP & set(path.relative_to(root).parts) \
+                and path.suffix != ".pyc" and path not in left_out:
+            found.append((path, path.relative_to(root).as_posix()))
+    for slug in slugs:
+        solution = catalog.get(slug).solution
+        found.append((solution, solution.relative_to(root).as_posix()))
     return found
 
 
@@ -46,7 +53,7 @@ def write_bundle(task: Assignment, out: Path) -> list[str]:
             names.append(script)
         zf.write(task.path, "assignment.toml")
         names.append("assignment.toml")
-        for path, name in _grader_files():
+        for path, name in _grader_files(tuple(task.exercises)):
             zf.write(path, name)
             names.append(name)
     return names

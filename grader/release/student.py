@@ -93,10 +93,11 @@ def write_release(task: Assignment, out: Path, *, force: bool = False) -> str:
             protocol.encode_message({}, rec.tests))
         info["exercises"][slug] = {"public": len(rec.tests),
                                    "hidden": rec.hidden + len(rec.left_out)}
-        for suffix in (".py", ".md"):
-            (out / "exercises").mkdir(exist_ok=True)
-            shutil.copyfile(catalog.STUBS_DIR / f"{slug}{suffix}",
-                            out / "exercises" / f"{slug}{suffix}")
+        # the pack's stub, never the teacher's working copy in exercises/
+        ex = catalog.get(slug)
+        (out / "exercises").mkdir(exist_ok=True)
+        for source in (ex.stub, ex.statement):
+            shutil.copyfile(source, out / "exercises" / source.name)
     (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
     for name in ("pyproject.toml", "dev"):
         shutil.copy2(catalog.PROJECT_DIR / name, out / name)
