@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from grader.commands import bulk, doctor, grading, interview, learner, release
+from grader.commands import bulk, doctor, grading, interview, learner, pack, release
 from grader.commands.common import complete_exercise
 
 
@@ -52,6 +52,7 @@ def main() -> None:
     grade bulk SUBMISSIONS --out DIR   grade a whole class (teachers)
     grade release --assignment FILE OUT   a student release (or --gradescope OUT.zip)
     grade doctor                what isolation this machine gives learner code
+    grade pack new EX | check [EX]...   write and check exercises (authors)
 
     The learner's code runs in a separate process; the report goes to reports/index.html.
     Options for grading: grade run --help.
@@ -60,5 +61,5 @@ def main() -> None:
 
 for _command in (grading.run, learner.list_exercises, learner.show, learner.hint, learner.reset,
                  learner.solution, learner.progress, interview.interview, bulk.bulk,
-                 release.release, doctor.doctor):
+                 release.release, doctor.doctor, pack.pack):
     main.add_command(_command)

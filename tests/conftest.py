@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -67,6 +68,22 @@ def grid_window(body: str, row_length: str = "W_p") -> tuple[str, str]:
     return GRID_WINDOW, (f"    idx = np.arange(H_p * W_p)\n"
                          f"    rows, cols = idx // {row_length}, idx % {row_length}\n"
                          f"    {body}\n")
+
+
+def copy_of_this_project(dest: Path) -> Path:
+    """This project's files (tracked, and new ones git does not ignore) copied into ``dest``
+    (its grader runs from there when started with ``python -m grader`` in that folder);
+    returns ``dest``."""
+    tracked = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                             cwd=catalog.PROJECT_DIR, capture_output=True, text=True,
+                             check=True).stdout.split()
+    for name in tracked:
+        if not (catalog.PROJECT_DIR / name).is_file():
+            continue  # deleted in the work tree
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((catalog.PROJECT_DIR / name).read_bytes())
+    return dest
 
 
 @pytest.fixture

@@ -1,53 +1,26 @@
-"""The exercise pack as a whole: every index entry is complete, and the references, graded
-as one submission through the real CLI, score full marks."""
+"""The exercise pack as a whole: the pack checker's rules hold, and the references, graded as
+one submission through the real CLI, score full marks."""
 
 from __future__ import annotations
 
-import ast
 import json
 
 import pytest
 from click.testing import CliRunner
 
 from grader import catalog
+from grader.authoring import check
 from grader.cli import main
 from grader.suite import mistakes_in
 
 EXERCISES = list(catalog.load().values())
 
 
-@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
-def test_index_entry_is_complete(ex):
-    assert ex.title and ex.summary and ex.difficulty in ("easy", "medium", "hard")
-    assert len(ex.hints) >= 3, "at least three progressive hints"
-    assert {"numpy", "torch"} >= set(ex.tags) and ex.tags
-    for path in (ex.stub, ex.statement, ex.solution, ex.suite):
-        assert path.is_file(), path
-    assert "## The interview question" in ex.statement.read_text()
-
-
-@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
-def test_stub_functions_are_not_implemented(ex):
-    tree = ast.parse(ex.stub.read_text())
-    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    for name in ex.functions:
-        assert name in defs, f"{ex.stub.name} does not define {name}"
-        assert ast.get_docstring(defs[name]), f"{name} has no docstring stating its contract"
-    assert "NotImplementedError" in ex.stub.read_text()
-
-
-@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
-def test_suite_has_known_mistakes_and_graded_tests(ex):
-    import importlib
-
-    module = importlib.import_module(f"grader.suites.test_{ex.slug}")
-    mistakes = mistakes_in(vars(module))
-    assert len(mistakes) >= 2, "at least two known mistakes per exercise"
-    assert all(m.message for m in mistakes)
-    assert len({m.name for m in mistakes}) == len(mistakes)
-    tests = [v for k, v in vars(module).items() if k.startswith("test_")]
-    assert tests and all(any(m.name == "grading" for m in getattr(t, "pytestmark", []))
-                         for t in tests), "every test is @graded"
+def test_the_pack_checker_finds_no_problem():
+    """Every static rule of `grade pack check` (docs/AUTHORING.md), over the whole pack."""
+    problems, count = check.check()
+    assert count == len(EXERCISES)
+    assert [str(p) for p in problems] == []
 
 
 def test_references_score_full_marks_through_the_cli(tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import sys
 import zipfile
 
 import pytest
+from conftest import copy_of_this_project
 
 from grader import catalog
 
@@ -39,13 +40,7 @@ def solved(tmp_path_factory):
     """This project copied (its tracked files), every working copy replaced by the reference,
     then `grade release` and `grade release --gradescope` run from that copy."""
     base = tmp_path_factory.mktemp("solved")
-    project = base / "project"
-    tracked = subprocess.run(["git", "ls-files"], cwd=catalog.PROJECT_DIR, capture_output=True,
-                             text=True, check=True).stdout.split()
-    for name in tracked:
-        target = project / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((catalog.PROJECT_DIR / name).read_bytes())
+    project = copy_of_this_project(base / "project")
     for ex in catalog.load().values():
         (project / "exercises" / f"{ex.slug}.py").write_bytes(ex.solution.read_bytes())
     (base / "assignment.toml").write_text(ASSIGNMENT)

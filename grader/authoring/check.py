@@ -1,0 +1,386 @@
+"""``grade pack check``: every rule of the exercise pack, checked in one run.
+
+Each problem names the exercise, the file and line, what is wrong, how to fix it and the
+rule's id (``docs/AUTHORING.md`` lists the same rules under the same ids). The static rules
+read files as text and AST (a couple of seconds for the pack); ``grade_rules`` grades the
+references and stubs in one grading session.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog
+
+DIFFICULTIES = ("easy", "medium", "hard")
+TAGS = ("numpy", "torch")
+TODO = "TODO(pack new)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    file: Path
+    line: int
+    what: str
+    fix: str
+    rule: str
+
+    def __str__(self) -> str:
+        try:
+            where = self.file.relative_to(catalog.PROJECT_DIR)
+        except ValueError:
+            where = self.file
+        return f"{self.slug}: {where}:{self.line}: {self.what} — {self.fix} ({self.rule})"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    summary: str
+    check: Callable[[dict], Iterator[Problem]]
+
+
+def _entries() -> list[dict]:
+    return tomllib.loads(catalog.INDEX.read_text()).get("exercise", [])
+
+
+def _line_of(path: Path, text: str) -> int:
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            return n
+    return 1
+
+
+def _files(entry: dict) -> dict[str, Path]:
+    ex = catalog.get(entry["slug"])
+    return {"statement": ex.statement, "stub": ex.stub, "reference": ex.solution,
+            "suite": ex.suite}
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+# -- the rules --------------------------------------------------------------------------------
+
+def files_exist(entry: dict) -> Iterator[Problem]:
+    for kind, path in _files(entry).items():
+        if not path.is_file():
+            yield Problem(entry["slug"], path, 1, f"the {kind} is missing",
+                          f"write {path.name} (grade pack new makes every file)", "files-exist")
+
+
+def index_schema(entry: dict) -> Iterator[Problem]:
+    slug, index = entry["slug"], catalog.INDEX
+    at = _line_of(index, f'slug = "{slug}"')
+
+    def bad(what: str, fix: str) -> Problem:
+        return Problem(slug, index, at, what, fix, "index-schema")
+
+    for key in ("title", "summary"):
+        if not str(entry.get(key, "")).strip():
+            yield bad(f"no {key}", f"give the entry a {key}")
+    if entry.get("difficulty") not in DIFFICULTIES:
+        yield bad(f"difficulty {entry.get('difficulty')!r}", f"use one of {DIFFICULTIES}")
+    tags = entry.get("tags", [])
+    if not tags or not set(tags) <= set(TAGS):
+        yield bad(f"tags {tags!r}", f"one or more of {TAGS} (torch: the worker imports torch)")
+    if not isinstance(entry.get("points"), (int, float)) or entry["points"] <= 0:
+        yield bad(f"points {entry.get('points')!r}", "a positive number: the suite's sum")
+    for key in ("rtol", "atol"):
+        if not isinstance(entry.get(key), (int, float)) or entry[key] < 0:
+            yield bad(f"{key} {entry.get(key)!r}", "a number >= 0")
+    if not entry.get("functions"):
+        yield bad("no functions listed", "list the functions (or classes) the stub defines")
+    if len(entry.get("hints", [])) < 3:
+        yield bad(f"{len(entry.get('hints', []))} hints", "write at least three progressive "
+                  "hints, from the idea to the last step")
+
+
+def statement_headings(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["statement"]
+    if not path.is_file():
+        return
+    text = path.read_text()
+    if not text.startswith("# "):
+        yield Problem(entry["slug"], path, 1, "the statement does not start with its title",
+                      "begin with '# <title>'", "statement-headings")
+    if "\n## The interview question" not in text:
+        yield Problem(entry["slug"], path, 1, "no '## The interview question' heading",
+                      "end with the question this exercise prepares for", "statement-headings")
+
+
+def _defs(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.ClassDef]:
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _raises_not_implemented(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n)
+               for n in ast.walk(node))
+
+
+def stub_contract(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["stub"]
+    tree = _parse(path) if path.is_file() else None
+    if tree is None:
+        if path.is_file():
+            yield Problem(entry["slug"], path, 1, "the stub does not parse",
+                          "fix its syntax", "stub-contract")
+        return
+    defs = _defs(tree)
+    for name in entry.get("functions", []):
+        node = defs.get(name)
+        if node is None:
+            yield Problem(entry["slug"], path, 1, f"the stub does not define {name}",
+                          f"add {name} with its exact signature", "stub-contract")
+            continue
+        if not ast.get_docstring(node):
+            yield Problem(entry["slug"], path, node.lineno, f"{name} has no docstring",
+                          "state the contract: shapes, dtypes, conventions", "stub-contract")
+        if not _raises_not_implemented(node):
+            yield Problem(entry["slug"], path, node.lineno, f"{name} has a body",
+                          "leave `raise NotImplementedError` as its body", "stub-contract")
+
+
+def _signature(node: ast.FunctionDef | ast.ClassDef) -> str:
+    """The names, defaults and kinds of ``node``'s parameters (annotations left out); for a
+    class, its public methods' names."""
+    if isinstance(node, ast.ClassDef):
+        return "class " + ", ".join(sorted(n.name for n in node.body if isinstance(
+            n, ast.FunctionDef) and (not n.name.startswith("_") or n.name == "__init__")))
+    a = node.args
+
+    def bare(args: list[ast.arg]) -> list[ast.arg]:
+        return [ast.arg(arg=x.arg) for x in args]
+
+    return ast.unparse(ast.arguments(
+        posonlyargs=bare(a.posonlyargs), args=bare(a.args),
+        vararg=a.vararg and ast.arg(arg=a.vararg.arg), kwonlyargs=bare(a.kwonlyargs),
+        kw_defaults=a.kw_defaults, kwarg=a.kwarg and ast.arg(arg=a.kwarg.arg),
+        defaults=a.defaults))
+
+
+def reference_signatures(entry: dict) -> Iterator[Problem]:
+    files = _files(entry)
+    stub = _parse(files["stub"]) if files["stub"].is_file() else None
+    ref = _parse(files["reference"]) if files["reference"].is_file() else None
+    if stub is None or ref is None:
+        if files["reference"].is_file() and ref is None:
+            yield Problem(entry["slug"], files["reference"], 1, "the reference does not parse",
+                          "fix its syntax", "reference-signatures")
+        return
+    stub_defs, ref_defs = _defs(stub), _defs(ref)
+    for name in entry.get("functions", []):
+        if name not in ref_defs:
+            yield Problem(entry["slug"], files["reference"], 1, f"no {name} in the reference",
+                          f"define {name} as the stub does", "reference-signatures")
+        elif name in stub_defs and _signature(stub_defs[name]) != _signature(ref_defs[name]):
+            yield Problem(entry["slug"], files["reference"], ref_defs[name].lineno,
+                          f"{name}({_signature(ref_defs[name])}) differs from the stub's "
+                          f"({_signature(stub_defs[name])})", "give both the same signature",
+                          "reference-signatures")
+
+
+def _decorator(node: ast.FunctionDef, name: str) -> ast.Call | None:
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == name:
+            return dec
+    return None
+
+
+def _tests(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+
+
+def suite_tests(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["suite"]
+    tree = _parse(path) if path.is_file() else None
+    if tree is None:
+        if path.is_file():
+            yield Problem(entry["slug"], path, 1, "the suite does not parse", "fix its syntax",
+                          "suite-tests")
+        return
+    tests = _tests(tree)
+    if not tests:
+        yield Problem(entry["slug"], path, 1, "the suite has no test", "write a @graded test",
+                      "suite-tests")
+    for test in tests:
+        dec = _decorator(test, "graded") or _decorator(test, "source_rule")
+        if dec is None:
+            yield Problem(entry["slug"], path, test.lineno, f"{test.name} is not @graded",
+                          "decorate it with @graded(points, hint, hint_for=(...))",
+                          "suite-tests")
+        elif dec.func.id == "graded":
+            if len(dec.args) < 2:
+                yield Problem(entry["slug"], path, test.lineno, f"{test.name} has no hint",
+                              "give @graded a hint that points at the idea", "suite-tests")
+            if not any(k.arg == "hint_for" for k in dec.keywords):
+                yield Problem(entry["slug"], path, test.lineno,
+                              f"{test.name} does not say what its hint is about",
+                              "add hint_for=(...) with the failure kinds the hint explains",
+                              "suite-tests")
+        if not ast.get_docstring(test):
+            yield Problem(entry["slug"], path, test.lineno, f"{test.name} has no docstring",
+                          "say in one line what it checks (the report shows it)", "suite-tests")
+
+
+def suite_mistakes(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["suite"]
+    tree = _parse(path) if path.is_file() else None
+    if tree is None:
+        return
+    names: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (dec := _decorator(node, "mistake")):
+            name = dec.args[1].value if len(dec.args) > 1 and isinstance(
+                dec.args[1], ast.Constant) else None
+            if name in names:
+                yield Problem(entry["slug"], path, node.lineno, f"mistake {name!r} is declared "
+                              "twice", "give every mistake a name of its own", "suite-mistakes")
+            names[name] = node.lineno
+    if len(names) < 2:
+        yield Problem(entry["slug"], path, 1, f"{len(names)} known mistake(s)",
+                      "declare at least two @mistake functions, each a real wrong answer",
+                      "suite-mistakes")
+
+
+def points_sum(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["suite"]
+    tree = _parse(path) if path.is_file() else None
+    if tree is None or not isinstance(entry.get("points"), (int, float)):
+        return
+    total = 0.0
+    for test in _tests(tree):
+        dec = _decorator(test, "graded")
+        if dec is not None and dec.args and isinstance(dec.args[0], ast.Constant):
+            total += float(dec.args[0].value)
+    if abs(total - entry["points"]) > 1e-9:
+        yield Problem(entry["slug"], catalog.INDEX, _line_of(catalog.INDEX,
+                                                             f'slug = "{entry["slug"]}"'),
+                      f"points = {entry['points']:g} but the suite's tests sum to {total:g}",
+                      f"set points = {total:g} (or change the tests' points)", "points-sum")
+
+
+def _confirms(node: ast.AST, helpers: set[str]) -> bool:
+    """Whether ``node`` checks a right value: ``check.call``, ``check.equal(...,
+    confirms=...)`` or a call of a module function that does."""
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call):
+            continue
+        if isinstance(n.func, ast.Attribute) and (n.func.attr == "call" or (
+                n.func.attr == "equal" and any(k.arg == "confirms" for k in n.keywords))):
+            return True
+        if isinstance(n.func, ast.Name) and n.func.id in helpers:
+            return True
+    return False
+
+
+def raises_confirmed(entry: dict) -> Iterator[Problem]:
+    path = _files(entry)["suite"]
+    tree = _parse(path) if path.is_file() else None
+    if tree is None:
+        return
+    helpers: set[str] = set()
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+                 and not n.name.startswith("test_")]
+    for _ in range(3):  # helpers that call helpers
+        helpers |= {f.name for f in functions if _confirms(f, helpers)}
+    for test in _tests(tree):
+        raises = [n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(
+            n.func, ast.Attribute) and n.func.attr == "raises"]
+        if raises and not _confirms(test, helpers):
+            yield Problem(entry["slug"], path, test.lineno, f"{test.name} checks that a call "
+                          "raises but no right value", "add check.call(func, valid args) after "
+                          "the invalid calls, so that raising for everything earns nothing",
+                          "raises-confirmed")
+
+
+def nothing_left_to_write(entry: dict) -> Iterator[Problem]:
+    for path in _files(entry).values():
+        if path.is_file():
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if TODO in line:
+                    yield Problem(entry["slug"], path, n, line.split(TODO, 1)[1].strip(" :")
+                                  or "left to write", "write it and remove the marker",
+                                  "nothing-left")
+
+
+RULES = (
+    Rule("files-exist", "statement, stub, reference and suite exist", files_exist),
+    Rule("index-schema", "index entry: title, summary, difficulty, tags, points, tolerances, "
+         "functions, three hints", index_schema),
+    Rule("statement-headings", "the statement's title and interview question",
+         statement_headings),
+    Rule("stub-contract", "the stub defines every function with a docstring, unimplemented",
+         stub_contract),
+    Rule("reference-signatures", "the reference has the stub's names and signatures",
+         reference_signatures),
+    Rule("suite-tests", "every test @graded with a hint, its kinds and a docstring",
+         suite_tests),
+    Rule("suite-mistakes", "at least two uniquely named known mistakes", suite_mistakes),
+    Rule("points-sum", "the index's points equal the suite's sum", points_sum),
+    Rule("raises-confirmed", "a raises-test also checks a right value", raises_confirmed),
+    Rule("nothing-left", f"no '{TODO}' marker left", nothing_left_to_write),
+)
+
+
+def order_problems() -> Iterator[Problem]:
+    """Files of the pack that no index entry owns, and entries listed twice."""
+    seen: set[str] = set()
+    for entry in _entries():
+        if entry.get("slug") in seen:
+            yield Problem(entry["slug"], catalog.INDEX, _line_of(catalog.INDEX, entry["slug"]),
+                          "listed twice", "keep one entry", "index-order")
+        seen.add(entry.get("slug", ""))
+    folders = [(catalog.SUITES_DIR, "test_*.py", lambda p: p.stem.removeprefix("test_")),
+               (catalog.STUBS_DIR, "*.py", lambda p: p.stem),
+               (catalog.SOLUTIONS_DIR, "*.py", lambda p: p.stem),
+               (catalog.EXERCISES_DIR, "*.md", lambda p: p.stem)]
+    for folder, pattern, slug_of in folders:
+        for path in sorted(folder.glob(pattern)) if folder.is_dir() else []:
+            if slug_of(path) not in seen:
+                yield Problem(slug_of(path), path, 1, "no index entry owns this file",
+                              "add its [[exercise]] entry to grader/exercises.toml, or remove "
+                              "the file", "index-order")
+
+
+def check(slugs: list[str] | None = None) -> tuple[list[Problem], int]:
+    """Every static rule over ``slugs`` (default: the whole pack, and the pack's order):
+    the problems found, and how many exercises were checked."""
+    entries = [e for e in _entries() if slugs is None or e.get("slug") in slugs]
+    problems = list(order_problems()) if slugs is None else []
+    for entry in entries:
+        for rule in RULES:
+            problems += list(rule.check(entry))
+    return problems, len(entries)
+
+
+def grade_rules(slugs: list[str]) -> list[Problem]:
+    """One grading session: each reference scores full marks, and the stubs grade without a
+    grader error."""
+    from grader.engine.runner import grade
+
+    problems: list[Problem] = []
+    for label, pick in (("reference", lambda ex: ex.solution), ("stub", lambda ex: ex.stub)):
+        files = {s: pick(catalog.get(s)) for s in slugs}
+        result = grade(files, submission=f"pack-check-{label}")
+        for ex in result.exercises:
+            path = files[ex.exercise]
+            for t in ex.tests:
+                if label == "stub" and t.status == "error" and "grader error" in t.message:
+                    problems.append(Problem(ex.exercise, path, 1, f"{t.name}: {t.message}",
+                                            "a learner value must never defeat the suite",
+                                            "no-grader-error"))
+                elif label == "reference" and not t.passed:
+                    problems.append(Problem(ex.exercise, path, 1, f"the reference fails "
+                                            f"{t.name}: {t.message}", "fix the reference or "
+                                            "the test", "reference-full-marks"))
+    return problems

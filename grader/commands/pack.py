@@ -1,0 +1,63 @@
+"""`grade pack`: for authors of exercises. `grade pack new SLUG` scaffolds every file of a new
+exercise; `grade pack check [SLUG]... [--grade]` checks every rule of the pack in one run."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.group("pack")
+def pack() -> None:
+    """Write and check exercises (authors): `pack new SLUG`, `pack check [SLUG]...`."""
+
+
+@pack.command("check")
+@click.argument("slugs", nargs=-1)
+@click.option("--grade", "with_grading", is_flag=True,
+              help="Also grade the references (full marks) and the stubs (no grader error).")
+def check_cmd(slugs: tuple[str, ...], with_grading: bool) -> None:
+    """Check every rule of the pack (or of SLUGS): each problem on one line as
+    `SLUG: file:line: what is wrong — how to fix (rule)`. Exit 1 on any problem."""
+    from grader import catalog
+    from grader.authoring import check
+
+    unknown = [s for s in slugs if s not in catalog.load()]
+    if unknown:
+        guess = catalog.closest(unknown[0])
+        raise click.UsageError(f"no exercise {unknown[0]!r} in the pack"
+                               + (f" (did you mean {guess}?)" if guess else ""))
+    problems, count = check.check(list(slugs) or None)
+    chosen = list(slugs) or list(catalog.load())
+    if with_grading and not problems:
+        problems = check.grade_rules(chosen)
+    for problem in problems:
+        click.echo(str(problem))
+    if problems:
+        click.echo(f"{len(problems)} problem(s) in {count} exercise(s).", err=True)
+        sys.exit(1)
+    rules = [rule.id for rule in check.RULES] + ([] if slugs else ["index-order"])
+    rules += ["reference-full-marks", "no-grader-error"] if with_grading else []
+    click.echo(f"Checked {count} exercise(s): {', '.join(rules)}. No problem.")
+
+
+@pack.command("new")
+@click.argument("slug")
+@click.option("--title", default=None, help="The exercise's title (default: from SLUG).")
+def new_cmd(slug: str, title: str | None) -> None:
+    """Write every file of a new exercise SLUG and add it to the end of the exercise order."""
+    from grader import catalog
+    from grader.authoring import check, scaffold
+
+    try:
+        files = scaffold.new_exercise(slug, title)
+    except scaffold.ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from None
+    for path in files:
+        click.echo(f"wrote {path.relative_to(catalog.PROJECT_DIR)}")
+    click.echo(f"added {slug} to {catalog.INDEX.relative_to(catalog.PROJECT_DIR)}")
+    problems, _ = check.check([slug])
+    click.echo(f"Left to write ({len(problems)}), from `grade pack check {slug}`:")
+    for problem in problems:
+        click.echo(f"  {problem}")

@@ -1,0 +1,98 @@
+"""Authoring through the real CLI, in a copy of this project: `grade pack new` scaffolds an
+exercise that `grade pack check` grades at once and lists what is left to write; filled in,
+`grade pack check --grade` is green; each rule broken once gives its message and exit 1."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import copy_of_this_project
+
+SLUG = "toy_scale"
+TODO = "TODO(pack new)"
+
+
+def _grade(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=project,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _files(project: Path) -> list[Path]:
+    return [project / p for p in (f"exercises/{SLUG}.md", f"grader/stubs/{SLUG}.py",
+                                  f"solutions/{SLUG}.py", f"grader/suites/test_{SLUG}.py",
+                                  "grader/exercises.toml")]
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    project = copy_of_this_project(tmp_path_factory.mktemp("pack") / "project")
+    made = _grade(project, "pack", "new", SLUG, "--title", "Scale a vector")
+    assert made.returncode == 0, made.stderr
+    assert f"grader/suites/test_{SLUG}.py" in made.stdout and "(nothing-left)" in made.stdout
+    left = _grade(project, "pack", "check", SLUG)
+    assert left.returncode == 1 and f"{SLUG}: exercises/{SLUG}.md:3:" in left.stdout
+    assert all(line.endswith("(nothing-left)") for line in left.stdout.splitlines())
+    for path in _files(project):  # the author writes what was marked
+        path.write_text(path.read_text().replace(f"{TODO}: ", "").replace(f"  # {TODO}", ""))
+    green = _grade(project, "pack", "check", SLUG, "--grade")
+    assert green.returncode == 0, green.stdout + green.stderr
+    assert "No problem" in green.stdout and "reference-full-marks" in green.stdout
+    return project
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) >= 1, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+BREAKS = {
+    "files-exist": lambda p: (p / f"grader/suites/test_{SLUG}.py").unlink(),
+    "index-schema": lambda p: _edit(p / "grader/exercises.toml",
+                                    f'slug = "{SLUG}"\ntitle = "Scale a vector"\n'
+                                    'difficulty = "easy"',
+                                    f'slug = "{SLUG}"\ntitle = "Scale a vector"\n'
+                                    'difficulty = "tricky"'),
+    "statement-headings": lambda p: _edit(p / f"exercises/{SLUG}.md",
+                                          "## The interview question", "## Questions"),
+    "stub-contract": lambda p: _edit(p / f"grader/stubs/{SLUG}.py", "raise NotImplementedError",
+                                     "return x"),
+    "reference-signatures": lambda p: _edit(p / f"solutions/{SLUG}.py", "factor: float",
+                                            "scale: float = 1.0"),
+    "suite-tests": lambda p: _edit(p / f"grader/suites/test_{SLUG}.py",
+                                   ', hint_for=("values", "shape")', ""),
+    "suite-mistakes": lambda p: _edit(p / f"grader/suites/test_{SLUG}.py",
+                                      '@mistake(F, "divided"', '@staticmethod  # (F, "divided"'),
+    "points-sum": lambda p: _edit(p / "grader/exercises.toml", "points = 2\nrtol = 1e-7",
+                                  "points = 3\nrtol = 1e-7"),
+    "raises-confirmed": lambda p: (p / f"grader/suites/test_{SLUG}.py").open("a").write(
+        '\n\n@graded(1, "Reject a bad factor.", hint_for=("not_raised",))\n'
+        'def test_bad(check):\n    """Raises."""\n'
+        '    check.raises("ValueError", F, [1.0], None)\n'),
+    "nothing-left": lambda p: _edit(p / f"solutions/{SLUG}.py", '"""Reference',
+                                    f'# {TODO}: again\n"""Reference'),
+    "index-order": lambda p: (p / "solutions/ghost.py").write_text("x = 1\n"),
+    # graded against itself, a reference fails where it cannot compute a test's input (or
+    # breaks a property a test checks): here, a matrix
+    "reference-full-marks": lambda p: _edit(p / f"solutions/{SLUG}.py", "    return np.asarray",
+                                            "    if np.ndim(x) == 2:\n        raise ValueError("
+                                            "'not yet')\n    return np.asarray"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(BREAKS))
+def test_each_rule_broken_once_says_so(filled, tmp_path, rule):
+    project = tmp_path / "project"
+    shutil.copytree(filled, project, ignore=shutil.ignore_patterns("__pycache__"))
+    BREAKS[rule](project)
+    args = ["pack", "check"] + ([] if rule == "index-order" else [SLUG])
+    args += ["--grade"] if rule == "reference-full-marks" else []
+    done = _grade(project, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [ln for ln in done.stdout.splitlines() if ln.endswith(f"({rule})")]
+    assert lines, done.stdout
+    assert all(" — " in ln and ln.split(":")[0] in (SLUG, "ghost") for ln in lines), lines
