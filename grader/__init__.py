@@ -9,3 +9,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ip: object) -> None:
+    """``%load_ext grader``: the ``%%grade SLUG`` and ``%grade_hint SLUG`` magics (IPython
+    looks for this function in the module named; the magics load only then)."""
+    from grader.notebook.magic import load_ipython_extension as load
+
+    load(ip)

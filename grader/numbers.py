@@ -1,6 +1,9 @@
 """Every way the grader writes a number, in one place.
 
-- ``points``: a score as reports and gradebooks show it: ``9``, ``7.5``, ``0.333333``.
+- ``points``: a score as a person reads it (reports, the terminal, ``grades.csv``, feedback
+  text): at most two decimals, ``9``, ``7.5``, ``0.33``.
+- ``exact``: a score as an LMS or a program reads it (``canvas.csv``, ``moodle.csv``, the Moodle
+  worksheet's ``Grade``, JUnit properties): at most six decimals, ``0.333333``.
 - ``value``: a value in a verdict, six significant digits (``0.650233``), bools and ints as
   they are.
 - ``short``: a value on a figure's axis or cell, four significant digits.
@@ -17,10 +20,16 @@ import numpy as np
 
 
 def points(x: float | int | None) -> str:
-    """A score: at most six decimals, no trailing zeros; ``None`` -> ``""``."""
+    """A score for a person: at most two decimals, no trailing zeros; ``None`` -> ``""``."""
+    return exact(x, 2)
+
+
+def exact(x: float | int | None, decimals: int = 6) -> str:
+    """A score for a machine: at most ``decimals`` decimals, no trailing zeros, ``.`` as the
+    decimal point; ``None`` -> ``""``."""
     if x is None:
         return ""
-    text = f"{round(float(x), 6):.6f}".rstrip("0").rstrip(".")
+    text = f"{round(float(x), decimals):.{decimals}f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
 
 

@@ -79,10 +79,18 @@ def _no_temp_files(folder: Path) -> bool:
 # -- numbers ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value, text", [
-    (9, "9"), (9.0, "9"), (7.5, "7.5"), (0.0, "0"), (-0.0, "0"), (1 / 3, "0.333333"),
-    (27.000000001, "27"), (None, ""), (1e-9, "0")])
+    (9, "9"), (9.0, "9"), (7.5, "7.5"), (0.0, "0"), (-0.0, "0"), (1 / 3, "0.33"),
+    (130 / 9, "14.44"), (27.000000001, "27"), (None, ""), (1e-9, "0"), (2.005001, "2.01")])
 def test_points(value, text):
+    """A score as a person reads it: at most two decimals."""
     assert numbers.points(value) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (9, "9"), (1 / 3, "0.333333"), (130 / 9, "14.444444"), (-0.0, "0"), (None, "")])
+def test_exact(value, text):
+    """A score as an LMS reads it: full precision (six decimals)."""
+    assert numbers.exact(value) == text
 
 
 # -- CSV --------------------------------------------------------------------------------------
@@ -236,9 +244,18 @@ def test_junit_xml(graded, tmp_path):
     assert case.get("classname") == f"s01-alice.{GRID}"
     assert case.get("name") == "square_grid_radius_1"
     float(case.get("time"))
-    bob = by_name["s02-bob"]  # shape_bias not submitted: left out, not 9 skipped cases
-    assert bob.get("tests") == "9" and bob.get("failures") == "9"
-    assert {c.get("classname") for c in bob.findall("testcase")} == {f"s02-bob.{GRID}"}
+    bob = by_name["s02-bob"]  # shape_bias not submitted: its 9 tests fail "not submitted"
+    assert bob.get("tests") == "18" and bob.get("failures") == "18"
+    assert {c.get("classname") for c in bob.findall("testcase")} == {f"s02-bob.{GRID}",
+                                                                      f"s02-bob.{SHAPE}"}
+    missing = [c.find("failure") for c in bob.findall("testcase")
+               if c.get("classname") == f"s02-bob.{SHAPE}"]
+    assert len(missing) == 9 and {(f.get("type"), f.get("message")) for f in missing} == {
+        ("not_submitted", "not submitted")}
+    # the same count as gradescope.json, for every graded submission
+    for r in graded["models"]:
+        assert int(by_name[r.submission].get("tests")) == \
+            len(gradescope.gradescope_json(r)["tests"]), r.submission
     assert not root.findall(".//skipped") and "skipped" not in root.attrib
     carol_fail = by_name["s10-carol"].find("testcase/failure")
     assert carol_fail.get("type") == "failed" and "manhattan" in carol_fail.text
@@ -302,6 +319,33 @@ def test_class_report_content(graded, page):
     assert "corrupt zip: bad CRC-32" in page and "s04-frank.zip" in page
     assert "s05-gus" in page
     assert "SyntaxError" in page  # dave's shape_bias could not be loaded
+
+
+def test_class_report_knows_the_class(graded):
+    """Names, students without a submission, a late column, adjustments beside the computed
+    score, every file written and other pages in the footer, scores with two decimals."""
+    from grader.engine.results import Adjustment
+
+    models = copy.deepcopy(graded["models"])
+    carol = next(m for m in models if m.submission == "s10-carol")
+    carol.adjustment = Adjustment(total=130 / 9, comment="regrade <ok>")
+    page = class_report.render_class_report(
+        models, graded["rejected"], title="T", layout="folders", generated="now",
+        names={"s01-alice": "Alice A.", "s04-frank": "Frank F."}, absent=["Zoe Z."],
+        late=["s02-bob"], files=["grades.csv", "canvas.csv"],
+        pages=[("similarity.html", "Similar submissions")])
+    assert '<td class="name" data-sort="Alice A.">Alice A.</td>' in page
+    assert "<td>Frank F.</td>" in page  # a rejected submission's name
+    assert '<td class="name" data-sort="Zoe Z.">Zoe Z.</td>' in page
+    assert '<td class="num ns" data-sort="-1">no submission</td>' in page
+    assert page.count('<td class="late" data-sort="late">late</td>') == 1
+    assert ("<strong>14.44</strong> / 18<div class=\"meta adjusted\">adjusted · computed "
+            f"{numbers.points(carol.score)}: regrade &lt;ok&gt;</div>") in page
+    assert '<a href="canvas.csv"><code>canvas.csv</code></a>' in page
+    assert '<a href="similarity.html">Similar submissions</a>' in page
+    assert not re.search(r">[^<]*\d\.\d{3,}", page)  # no score with three decimals or more
+    ctx = class_report.class_report_context(models, [], absent=["Zoe Z."])
+    assert ctx["stats"]["absent"] == 1 and ctx["named"]
 
 
 def test_class_report_histogram(graded):

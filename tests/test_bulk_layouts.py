@@ -17,7 +17,8 @@ from grader.bulk import layouts
 from grader.bulk.layouts import Limits, discover
 
 SLUGS = {"grid_local_mask", "attention_rollout"}
-EXPECTED = "no exercise files (expected one of: attention_rollout.py, grid_local_mask.py)"
+EXPECTED = ("no exercise files (expected one of: attention_rollout.py, grid_local_mask.py, "
+            "or the same as .ipynb)")
 
 
 def src(tag: str) -> bytes:

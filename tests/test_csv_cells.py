@@ -26,6 +26,7 @@ CELLS = [  # (a student id / name / title as given, the cell a spreadsheet reads
     ("-1", "-1"),
     ("-1.5", "-1.5"),
     ("-2e3", "-2e3"),
+    ("-", "-"),              # a lone sign is no formula (Moodle's worksheet writes "-")
     ("Ann Smith", "Ann Smith"),  # normal values
     ("s-1", "s-1"),
     ("Smith, Ann", "Smith, Ann"),

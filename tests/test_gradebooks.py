@@ -70,6 +70,25 @@ def test_a_submission_without_a_student_is_said_not_dropped(with_roster):
     assert "zed" in (with_roster["out"] / "grades.csv").read_text()
 
 
+def test_a_canvas_class_has_names_and_its_absent_student(with_roster):
+    """The roster's names reach grades.csv and the class report; a roster student with no
+    submission is a row "no submission" in both, as in canvas.csv's empty cell."""
+    rows = _rows(with_roster["out"] / "grades.csv")
+    assert rows[0] == ["id", "name", "total", "max", "grid_local_mask", "late", "status"]
+    by_id = {r[0]: r for r in rows[1:]}
+    assert by_id["ann"][:3] == ["ann", "Smith, Ann", "10"]
+    assert by_id["zed"][1] == ""  # matches no student: no name
+    assert rows[-1] == ["", "Lee, Cy", "", "", "", "", "no submission"]
+    page = (with_roster["out"] / "index.html").read_text()
+    for name in ("Smith, Ann", "Jones, Bob", "Lee, Cy"):
+        assert f'<td class="name" data-sort="{name}">{name}</td>' in page
+    absent = page[page.index('<tr class="absent"'):]
+    assert "Lee, Cy" in absent[:400] and "no submission</td>" in absent[:400]
+    files = page[page.index('<p id="files">'):]
+    for name in ("grades.csv", "canvas.csv", "moodle.csv", "junit.xml"):
+        assert f'<a href="{name}"><code>{name}</code></a>' in files
+
+
 def test_moodle_csv_maps_the_roster_logins(with_roster):
     rows = _rows(with_roster["out"] / "moodle.csv")
     assert rows[0] == ["Username", "ID number", "Week 3 masks"]
@@ -100,8 +119,11 @@ def test_a_canvas_download_fills_id_and_student_and_marks_late(tmp_path):
     assert header[-2:] == ["late", "status"]
     late = {sid: r[header.index("late")] for sid, r in grades.items()}
     assert sorted(late.values()) == ["", "late"]
-    assert "Late uploads (marked, no penalty computed)" in (tmp_path / "out/index.html")\
-        .read_text()
+    page = (tmp_path / "out/index.html").read_text()
+    assert '<td class="late" data-sort="late">late</td>' in page  # a column, not a banner
+    assert "<th class=\"sortable\" data-type=\"text\">Late</th>" in page
+    assert "<td class=\"name\" data-sort=\"jonesbob\">jonesbob</td>" in page  # Canvas's names
+    assert not (tmp_path / "out/moodle.csv").exists()  # a Canvas download has no usernames
 
 
 def test_grades_csv_says_which_rows_are_pending(tmp_path):
@@ -135,3 +157,19 @@ def test_a_hostile_roster_is_written_inert(tmp_path):
     assert _rows(tmp_path / "c.csv")[2] == ['\'=HYPERLINK("http://x","y")', "101", "-1",
                                             "'@SUM(A1)", "'=1+1", "-2"]
     assert _rows(tmp_path / "m.csv")[1] == ["'@SUM(A1)", "-1", "-2"]
+
+
+def test_moodle_csv_holds_only_usernames_moodle_knows():
+    """Moodle's import stops at an unknown username: Canvas's Test Student (no login) and ids
+    made from a download are left out, and said."""
+    roster = gradebooks.Roster(["Student", "ID", "SIS User ID", "SIS Login ID"], [
+        {"Student": "Smith, Ann", "ID": "101", "SIS User ID": "S-1", "SIS Login ID": "ann"},
+        {"Student": "Student, Test", "ID": "999", "SIS User ID": "", "SIS Login ID": ""}])
+    rows, left_out = gradebooks.moodle_rows("W", {"ann": "7"}, roster,
+                                            [gradebooks.Person("ann")])
+    assert rows == [["Username", "ID number", "W"], ["ann", "S-1", "7"]]
+    assert left_out == ["Student, Test"]
+    people = [gradebooks.Person("jo"), gradebooks.Person("smithjo_101", "101", "smithjo"),
+              gradebooks.Person("Al_Ng_5", "5", "Al Ng", "moodle")]
+    rows, left_out = gradebooks.moodle_rows("W", {"jo": "3"}, None, people)
+    assert rows[1:] == [["jo", "", "3"]] and left_out == ["smithjo_101", "Al_Ng_5"]

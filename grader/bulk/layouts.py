@@ -1,6 +1,6 @@
 """Find the submissions of a class in what a teacher gives `grade bulk`, and unpack them safely.
 
-``discover(inputs, slugs, workdir)`` detects one of four layouts:
+``discover(inputs, slugs, workdir)`` detects one of five layouts:
 
 - ``folders``: ``[DIR]`` where ``DIR/<id>/`` holds ``<slug>.py`` at any depth (the shallowest
   copy wins; a tie goes to the first in sorted path order);
@@ -9,6 +9,9 @@
   ``<name>_[late_]<userid>_<submissionid>_<original filename>``; grouped by user id, and for
   each exercise the latest upload wins (highest submission id, then highest re-upload suffix
   ``<slug>-N.py``); a member that is itself a zip is read like one ``zips`` submission;
+- ``moodle``: ``[ZIP]``, Moodle's "Download all submissions" zip, or ``[DIR]`` holding it
+  unzipped (every sub-folder ``<full name>_<participant id>_assignsubmission_<plugin>``): see
+  ``moodle_layout.py``; tried before ``canvas``;
 - ``files``: a list of ``.py`` files, graded as ONE submission with id ``"files"``
   (``<slug>.py`` or ``<slug>-N.py``; the highest N wins).
 
@@ -24,8 +27,8 @@ the standard library's decompressor).
 Bad input never raises: a whole bad submission becomes a ``Rejected`` with a one-sentence
 reason, one bad file of an otherwise good submission becomes a note. Only input that cannot be
 read as any layout at all (nothing given, a path that does not exist, a folder that mixes
-sub-folders and zips, a zip that is not a Canvas download) raises ``ValueError`` with one
-sentence, for the CLI to report as a usage error.
+sub-folders and zips, a zip that is neither a Canvas nor a Moodle download) raises
+``ValueError`` with one sentence, for the CLI to report as a usage error.
 
 Decisions where the issue is silent:
 
@@ -50,6 +53,12 @@ Decisions where the issue is silent:
   order met.
 - ``workdir/<id>/<slug>.py`` files of the known slugs that the submission no longer has (left by
   an earlier run) are removed, so the folder always matches ``Submission.files``.
+- A notebook, ``<slug>.ipynb`` (or ``<slug>-N.ipynb``), is an exercise file wherever a ``.py``
+  is, under the same limits; what is written for it is the ``<slug>.py`` made from its
+  definitions (``grader/notebook/extract.py``, a note says which cells were left out), and a
+  notebook that cannot be graded is an unusable copy. A notebook and a ``.py`` for one exercise
+  in the same upload are both unusable (the learner must choose); in different Canvas uploads
+  the latest wins, as for two ``.py``.
 """
 
 from __future__ import annotations
@@ -84,6 +93,7 @@ class Submission:
     late: bool = False   # a chosen upload was marked late (Canvas); no penalty is computed
     lms_id: str = ""     # the LMS's user id (Canvas: the number in the file names)
     lms_name: str = ""   # the name the LMS gave the files
+    lms_kind: str = ""   # "moodle" for a Moodle download ("" with an lms_id: Canvas)
 
     def __post_init__(self) -> None:  # names of uploaded files and members: shown inert
         self.notes = [inert(note) for note in self.notes]
@@ -127,6 +137,7 @@ _JUNK = {"__MACOSX", "__pycache__"}
 _ID_MAX = 100
 _LIST_MAX = 5
 _SLUG_RE = re.compile(r"[A-Za-z0-9_]+")
+_LEARNER_SUFFIXES = (".py", ".ipynb")  # a learner file: a module or a notebook
 _UPLOAD_RE = re.compile(r"(?P<stem>.+)-(?P<n>\d{1,9})")
 _CANVAS_RE = re.compile(
     r"(?P<name>[^/]+?)_(?:(?P<late>late)_)?(?P<user>\d{1,30})_(?:(?P<sub>\d{1,30})_)?"
@@ -200,13 +211,15 @@ def discover(inputs: list[Path], slugs: Collection[str], workdir: Path,
     if len(paths) == 1 and paths[0].is_dir():
         return _discover_dir(paths[0], ctx)
     if len(paths) == 1 and paths[0].is_file() and paths[0].name.lower().endswith(".zip"):
-        return _discover_canvas(paths[0], ctx)
-    if all(p.is_file() and p.name.lower().endswith(".py") for p in paths):
+        from . import moodle_layout
+
+        return moodle_layout.discover_zip(paths[0], ctx) or _discover_canvas(paths[0], ctx)
+    if all(p.is_file() and p.name.lower().endswith(_LEARNER_SUFFIXES) for p in paths):
         return _discover_files(paths, ctx)
-    odd = next((p for p in paths if not (p.is_file() and p.name.lower().endswith(".py"))),
-               paths[0])
+    odd = next((p for p in paths
+                if not (p.is_file() and p.name.lower().endswith(_LEARNER_SUFFIXES))), paths[0])
     raise ValueError(f"cannot grade {odd} together with the other inputs: pass one folder, one "
-                     "Canvas zip, or a list of .py files")
+                     "Canvas zip, or a list of .py or .ipynb files")
 
 
 # --- layouts ----------------------------------------------------------------------------------
@@ -227,7 +240,7 @@ class _Context:
 
     def expected(self) -> str:
         names = ", ".join(f"{s}.py" for s in sorted(self.slug_map.values()))
-        return f"no exercise files (expected one of: {names})"
+        return f"no exercise files (expected one of: {names}, or the same as .ipynb)"
 
     def claim(self, raw: str, source: str) -> tuple[str, list[str]] | None:
         """Sanitise ``raw`` into an id and claim it; ``None`` (and a rejection) if taken."""
@@ -304,6 +317,11 @@ def _discover_dir(root: Path, ctx: _Context) -> Discovery:
             raise ValueError(f"{root} holds .py files but no sub-folders or zip files: to grade "
                              "them as one submission, pass the .py files themselves")
         raise ValueError(f"{root} holds no sub-folders or zip files to grade")
+    if dirs and not loose:
+        from . import moodle_layout
+
+        if (moodle := moodle_layout.discover_dirs(root, dirs, ctx)) is not None:
+            return moodle
     entries = dirs or zips
     for entry in entries:
         source = str(entry)
@@ -376,8 +394,10 @@ def _discover_canvas(path: Path, ctx: _Context) -> Discovery:
             else:
                 groups.setdefault(str(int(m["user"])), []).append((info, m))
         if not groups:
-            raise ValueError(f"{path} is not a Canvas 'download submissions' zip: no member is "
-                             "named <name>_<userid>_<submissionid>_<file>")
+            raise ValueError(f"{path} is neither a Canvas 'download submissions' zip nor a "
+                             "Moodle 'Download all submissions' zip: no member is named "
+                             "<name>_<userid>_<submissionid>_<file> or <full name>_"
+                             "<participant id>_assignsubmission_file/<file>")
         for info in stray:
             why = ("has an unsafe path" if _unsafe_name(info.filename)
                    else "is not named like a Canvas submission "
@@ -546,14 +566,22 @@ def _assemble(found: _Found, notes: list[str], why: str, expected: str
         group = groups[slug]
         best = max(group, key=lambda c: c.rank)   # the first of equals: sorted order wins
         others = [c.label for c in group if c is not best]
+        rival = _other_kind(best, group)
+        if rival is not None:
+            problems.append(f"{best.label} and {rival.label} are both there for {slug}")
+            notes.append(f"{best.label} and {rival.label} are both there for {slug} (a "
+                         "notebook and a .py file: hand in one of them); skipped")
+            continue
         if others:
             notes.append(f"{slug}.py: took {best.label}, {why.format(n=len(group))}; "
                          f"ignored {_names(others)}")
-        elif best.filename != f"{slug}.py":
-            notes.append(f"took {best.label} as {slug}.py")
+        elif best.filename not in (f"{slug}.py", f"{slug}.ipynb"):
+            notes.append(f"took {best.label} as {slug}{_suffix(best.filename)}")
         try:
             content = best.load()
             _check_text(content)
+            if _suffix(best.filename) == ".ipynb":
+                content = _from_notebook(content, slug, notes)
         except _FileProblem as exc:
             problems.append(f"{best.label} {exc}")
             notes.append(f"{best.label} {exc}; skipped")
@@ -572,6 +600,31 @@ def _assemble(found: _Found, notes: list[str], why: str, expected: str
         seen = found.ignored_py + found.ignored_other
         raise _Reject(expected + (f"; found only {_names(seen)}" if seen else "; it is empty"))
     return data, chosen, notes
+
+
+def _suffix(filename: str) -> str:
+    return ".ipynb" if filename.lower().endswith(".ipynb") else ".py"
+
+
+def _other_kind(best: _Candidate, group: list[_Candidate]) -> _Candidate | None:
+    """A candidate of the same upload as ``best`` (its submission id) of the other kind (a
+    notebook beside a ``.py``): the learner must choose, so neither is graded."""
+    return next((c for c in group if c.rank[0] == best.rank[0]
+                 and _suffix(c.filename) != _suffix(best.filename)), None)
+
+
+def _from_notebook(content: bytes, slug: str, notes: list[str]) -> bytes:
+    """The learner file generated from a notebook's definitions (its note added to
+    ``notes``); raises ``_FileProblem`` for a notebook that cannot be graded."""
+    from grader.notebook.extract import NotebookError, from_notebook
+
+    try:
+        made = from_notebook(content, f"{slug}.ipynb")
+    except NotebookError as exc:
+        raise _FileProblem(str(exc)) from None
+    if made.note:
+        notes.append(made.note)
+    return made.text.encode("utf-8")
 
 
 def _check_text(content: bytes) -> None:
@@ -698,16 +751,18 @@ def _slug_map(slugs: Collection[str]) -> dict[str, str]:
 
 def _match_slug(filename: str, slug_map: dict[str, str],
                 upload_suffix: bool) -> tuple[str, int, bool] | None:
-    """``(slug, re-upload N, exact spelling)`` for ``<slug>.py`` (or ``<slug>-N.py``)."""
-    if not filename.lower().endswith(".py"):
+    """``(slug, re-upload N, exact spelling)`` for ``<slug>.py`` (or ``<slug>-N.py``), or the
+    same names ending in ``.ipynb`` (a notebook)."""
+    suffix = next((s for s in _LEARNER_SUFFIXES if filename.lower().endswith(s)), None)
+    if suffix is None:
         return None
-    stem = filename[:-3]
+    stem = filename[:-len(suffix)]
     slug = slug_map.get(stem.lower())
     if slug is not None:
-        return slug, 0, filename == f"{slug}.py"
+        return slug, 0, filename == f"{slug}{suffix}"
     upload = _UPLOAD_RE.fullmatch(stem) if upload_suffix else None
     if upload and (slug := slug_map.get(upload["stem"].lower())) is not None:
-        return slug, int(upload["n"]), upload["stem"] == slug and filename.endswith(".py")
+        return slug, int(upload["n"]), upload["stem"] == slug and filename.endswith(suffix)
     return None
 
 

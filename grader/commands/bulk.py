@@ -26,7 +26,8 @@ from .common import (
 )
 
 RESERVED_IDS = {"index.html", "grades.csv", "junit.xml", "canvas.csv",
-                "moodle.csv"}  # class-level files in a bulk report
+                "moodle.csv", "moodle-worksheet.csv"}  # class-level files in a bulk report
+RESERVED_IDS |= {"similarity.html", "similarity.csv"}  # grade bulk --similarity
 
 
 def _read_roster(path: Path | None):
@@ -35,29 +36,85 @@ def _read_roster(path: Path | None):
     return read_option_file(path, read_roster, RosterError)
 
 
-def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
-                late: list[str]) -> list[str]:
-    """Write canvas.csv (with a roster, or from a Canvas download's user ids) and moodle.csv;
-    return the sentences the summary and the class report must show."""
-    from grader.numbers import points
-    from grader.report.gradebooks import Person, write_canvas_csv, write_moodle_csv
+def _read_adjustments(path: Path | None):
+    from grader.bulk.adjust import AdjustError, read_adjustments
 
-    totals = {r.submission: points(r.score) for r in results}
+    return read_option_file(path, read_adjustments, AdjustError)
+
+
+def _people(submissions: list, rejected: list) -> list:
+    from grader.report.gradebooks import Person
+
+    return [Person(s.id, s.lms_id, s.lms_name, s.lms_kind) for s in submissions] + \
+        [Person(r.id) for r in rejected]
+
+
+def _resolve_adjustments(path: Path | None, lines, people: list, roster, klass) -> dict:
+    """Submission id -> adjustment line; exit 2 (naming the line) for a student not in the
+    class, before anything is graded or written."""
+    if lines is None:
+        return {}
+    from grader.bulk.adjust import AdjustError, resolve, student_keys
+
+    by_sub = {sub: sid for sid, sub in klass.by_student.items()}
+    students = {s["ID"]: s for s in roster.students} if roster is not None else {}
+    named = [(p.id, [p.lms_id, p.lms_name, klass.names.get(p.id, ""),
+                     *students.get(by_sub.get(p.id, ""), {}).values()]) for p in people]
+    try:
+        return resolve(path, lines, student_keys(named))
+    except AdjustError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _gradebooks(out: Path, title: str, results: list, people: list, roster,
+                klass) -> tuple[list[str], list[str]]:
+    """Write the LMS gradebooks: canvas.csv (a Canvas roster, or a Canvas download's user
+    ids), moodle-worksheet.csv (a Moodle grading worksheet as the roster) or moodle.csv;
+    return (the files written, the sentences the summary and the class report must show)."""
+    from grader.numbers import exact
+    from grader.report.gradebooks import (
+        lms_totals,
+        write_canvas_csv,
+        write_moodle_csv,
+        write_moodle_worksheet,
+    )
+
+    totals = lms_totals(results)
     # every result of a run has the same exercises and points (scaled by the assignment)
     most = max((r.max_score for r in results), default=0)
-    people = [Person(s.id, s.lms_id, s.lms_name) for s in submissions]
-    notices = []
-    if late:
-        notices.append(f"Late uploads (marked, no penalty computed): {', '.join(late)}.")
-    if roster is not None or any(p.lms_id for p in people):
-        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, points(most),
+    files, notices = [], []
+    for stale in ("canvas.csv", "moodle.csv", "moodle-worksheet.csv"):  # an earlier run's
+        (out / stale).unlink(missing_ok=True)
+    moodle = roster is not None and roster.kind == "moodle"
+    if klass.unmatched and roster is not None:
+        book = "moodle-worksheet.csv" if moodle else "canvas.csv"
+        notices.append(f"{len(klass.unmatched)} submission(s) match no student of the "
+                       f"roster and are not in {book}: {', '.join(klass.unmatched)}.")
+    if moodle:
+        write_moodle_worksheet(out / "moodle-worksheet.csv", roster, results, people, klass.late)
+        return ["moodle-worksheet.csv"], notices
+    if roster is not None or any(p.lms_id and not p.lms_kind for p in people):
+        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, exact(most),
                                     roster, people)
-        if unplaced:
-            notices.append(f"{len(unplaced)} submission(s) match no student of the "
-                           f"{'roster' if roster else 'Canvas download'} and are not in "
-                           f"canvas.csv: {', '.join(unplaced)}.")
-    write_moodle_csv(out / "moodle.csv", title, totals, roster, people)
-    return notices
+        files.append("canvas.csv")
+        if unplaced and roster is None:
+            notices.append(f"{len(unplaced)} submission(s) have no Canvas user id and are "
+                           f"not in canvas.csv: {', '.join(unplaced)}.")
+    if any(p.lms_kind == "moodle" for p in people):
+        notices.append("No moodle.csv: a Moodle download's names are not Moodle usernames; "
+                       "pass the assignment's grading worksheet as --roster to get "
+                       "moodle-worksheet.csv.")
+        return files, notices
+    left_out = write_moodle_csv(out / "moodle.csv", title, totals, roster, people)
+    if left_out is None:
+        notices.append("No moodle.csv: no student has a username Moodle could know (a "
+                       "Canvas download's names are not usernames).")
+        return files, notices
+    files.append("moodle.csv")
+    if left_out:
+        notices.append(f"{len(left_out)} row(s) left out of moodle.csv (no username Moodle "
+                       f"knows): {', '.join(left_out)}.")
+    return files, notices
 
 
 @click.command("bulk")
@@ -92,18 +149,28 @@ def _gradebooks(out: Path, title: str, results: list, submissions: list, roster,
               help="Seconds of wall-clock time for all the calls of one submission (default: "
                    "the assignment's, else 900).")
 @click.option("--roster", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The gradebook CSV exported from Canvas: canvas.csv then holds every "
-                   "student of it (and moodle.csv its login and SIS ids).")
+              help="The gradebook CSV exported from Canvas (canvas.csv then holds every "
+                   "student of it, and moodle.csv its logins), or a Moodle assignment's "
+                   "grading worksheet (filled in as moodle-worksheet.csv). Its names show "
+                   "in the class report and grades.csv.")
+@click.option("--adjust", "adjust_file", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), help="A CSV or TOML file of adjustments (student, points or "
+              "total, comment), applied after grading to every export (see the README).")
 @isolation_option
 @private_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--similarity", is_flag=True, help="Also compare every pair of submissions "
+              "exercise by exercise: OUT/similarity.html ranks the pairs whose code is "
+              "unusually alike (the stub ignored), OUT/similarity.csv lists them.")
 def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
          exercises: str | None, feedback: str | None, workers: int, scheduler: str | None,
          allow_insecure_cluster: bool, device: str, force: bool,
-         title: str | None, time_budget: float | None, roster: Path | None, isolation: str,
-         private: bool, quiet: bool) -> None:
+         title: str | None, time_budget: float | None, roster: Path | None,
+         adjust_file: Path | None, isolation: str,
+         private: bool, quiet: bool, similarity: bool) -> None:
     """Grade a whole class: SUBMISSIONS is a folder of folders (<id>/<exercise>.py), a folder
-    of <id>.zip files, one Canvas "download submissions" zip, or a list of .py files.
+    of <id>.zip files, one Canvas "download submissions" zip, one Moodle "Download all
+    submissions" zip (or its folder unzipped), or a list of .py files.
 
     Results are cached in OUT: a second run grades only new or changed submissions, and an
     interrupted run resumes where it stopped. Exit codes: 0 when every submission could be
@@ -113,9 +180,9 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     import datetime as dt
     import tempfile
 
-    from grader.bulk import layouts, runner
+    from grader.bulk import adjust, layouts, runner
     from grader.engine import expected
-    from grader.report import class_html, gradebooks, junit
+    from grader.report import class_html, gradebooks, gradescope, junit
     from grader.report.progress import Progress
     from grader.sandbox import readable
     from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
@@ -127,13 +194,16 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     apply_private(private)
     task = load_assignment(assignment_file)
     students = _read_roster(roster)
+    adjust_lines = _read_adjustments(adjust_file)
+    # other pages of the report, (href, label), linked from the class report's footer: an
+    # option that writes a page beside index.html appends it here
+    pages: list[tuple[str, str]] = []
     slugs = parse_exercises(exercises) if exercises else \
         list(task.exercises) if task else parse_exercises(None)
     policy = task.policy(feedback) if task else Policy(feedback=feedback or "graded")
     title = title or (task.title if task else "Class report")
     budget = time_budget or (task.submission_seconds if task and task.submission_seconds
                              else 900.0)
-    make_dir(out)
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-bulk-"))
         try:
@@ -150,6 +220,10 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             scope = (f"No assignment given: graded the exercises found in at least one "
                      f"submission ({', '.join(slugs) or 'none'}).")
         dev = resolve_device(device, slugs) if scheduler is None else device
+        people = _people(found.submissions, found.rejected)
+        klass = gradebooks.class_list(students, people)
+        adjustments = _resolve_adjustments(adjust_file, adjust_lines, people, students, klass)
+        make_dir(out)  # nothing is written before the input and the option files are checked
         clash = [s for s in found.submissions if s.id in RESERVED_IDS]
         found.submissions = [s for s in found.submissions if s.id not in RESERVED_IDS]
         found.rejected += [layouts.Rejected(id=s.id, reason=f"the id {s.id!r} is the name of a "
@@ -181,6 +255,11 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             tempfile.tempdir = None
             if cluster is not None:
                 cluster.close()
+        if similarity:  # while the submissions' copies exist
+            from grader.report.similarity import write_similarity
+            page = write_similarity(out, found.submissions, slugs, title=title)
+            pages.append((page.name, "similarity check"))
+            click.echo(f"Similarity check: {page}")
     sweep_stale_cgroups()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
@@ -189,18 +268,25 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     done = {r.submission for r in outcome.results} | {e.id for e in rejected}
     pending = [s.id for s in found.submissions if s.id not in done]
-    late = [s.id for s in found.submissions if s.late]
-    notices = _gradebooks(out, title, outcome.results, found.submissions, students, late)
+    late = [s.id for s in found.submissions if s.late or s.id in klass.late]
+    notices = adjust.apply(outcome.results, adjustments)
+    for result in outcome.results:  # written at grading time: now with today's adjustments
+        gradescope.write_gradescope_json(out / result.submission / "gradescope.json", result)
+    files, lms_notices = _gradebooks(out, title, outcome.results, people, students, klass)
+    notices += lms_notices
     class_html.write_class_report(out, outcome.results, rejected, title=title,
-                                    layout=found.description, generated=generated,
-                                    scope=f"{scope} Hidden tests: {policy.feedback} feedback.",
-                                    notices=notices)
+                                  layout=found.description, generated=generated,
+                                  scope=f"{scope} Hidden tests: {policy.feedback} feedback.",
+                                  notices=notices, names=klass.names, absent=klass.absent,
+                                  late=late, files=["grades.csv", *files, "junit.xml"],
+                                  pages=pages)
     gradebooks.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected,
-                             pending=pending, late=late)
+                                pending=pending, late=late, names=klass.names,
+                                absent=klass.absent)
     junit.write_junit(out / "junit.xml", outcome.results, rejected)
     for notice in notices:
         click.echo(notice, err=True)
-    totals = [r.score / r.max_score for r in outcome.results if r.max_score]
+    totals = [r.final_score / r.max_score for r in outcome.results if r.max_score]
     mean = f" · mean {100 * sum(totals) / len(totals):.0f}%" if totals else ""
     click.echo(scope, err=True)
     click.echo(f"Graded {outcome.graded}, {outcome.cached} from cache, {len(rejected)} not "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -30,10 +31,13 @@ from .common import (
     resolve_device,
 )
 
+NOTEBOOK_DIR_PREFIX = "grade-notebooks-"  # where a grading's notebooks become learner files
+
 
 def _select(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path, *,
             allow_empty: bool = False) -> tuple[dict[str, Path | None], str]:
-    """Map each exercise to grade onto its learner file (None = not submitted).
+    """Map each exercise to grade onto its learner file, ``SLUG.py`` or ``SLUG.ipynb`` (None =
+    not submitted; both there is a usage error naming both).
 
     A submission folder without any of the files looked for is a usage error, unless
     ``allow_empty`` (Gradescope: an empty hand-in still gets its results file)."""
@@ -41,27 +45,38 @@ def _select(exercises: tuple[str, ...], submission: Path | None, exercises_dir: 
         if not submission.is_dir():
             raise click.UsageError(f"--submission {submission}: not a folder")
         slugs = list(exercises) or list(catalog.load())
-        files = {s: (submission / f"{s}.py") for s in slugs}
-        if not allow_empty and not any(p.is_file() for p in files.values()):
+        files = _learner_files(submission, slugs)
+        if not allow_empty and not any(p is not None for p in files.values()):
             raise click.UsageError(
                 f"--submission {submission}: no exercise file in it (looked for "
-                f"{', '.join(f'{s}.py' for s in slugs)}); nothing was graded or written")
-        return {s: (p if p.is_file() else None) for s, p in files.items()}, \
-            submission.resolve().name
+                f"{', '.join(f'{s}.py' for s in slugs)}, or .ipynb); nothing was graded or "
+                "written")
+        return files, submission.resolve().name
     if not exercises_dir.is_dir():
         raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
                                "project's root, or pass --submission DIR")
     if exercises:
-        missing = [s for s in exercises if not (exercises_dir / f"{s}.py").is_file()]
+        chosen = _learner_files(exercises_dir, list(exercises))
+        missing = [s for s, p in chosen.items() if p is None]
         if missing:
             raise click.UsageError(f"no learner file for {', '.join(missing)} in "
                                    f"{exercises_dir}/ (run `grade reset` or restore the stub)")
-        return {s: exercises_dir / f"{s}.py" for s in exercises}, "local"
-    found = {s: exercises_dir / f"{s}.py" for s in catalog.load()
-             if (exercises_dir / f"{s}.py").is_file()}
+        return chosen, "local"
+    found = {s: p for s, p in _learner_files(exercises_dir, list(catalog.load())).items()
+             if p is not None}
     if not found:
         raise click.UsageError(f"no exercise files found in {exercises_dir}/")
     return dict(found), "local"
+
+
+def _learner_files(folder: Path, slugs: list[str]) -> dict[str, Path | None]:
+    """``SLUG.py`` or ``SLUG.ipynb`` in ``folder`` per slug; both there is a usage error."""
+    from grader.notebook.files import learner_file
+
+    try:
+        return {s: learner_file(folder, s) for s in slugs}
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_dir: Path,
@@ -82,16 +97,24 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
 
     readable.hide(report_dir)
     expected.use_disk(Path(".grade") / "cache" / "expected")
+    before = workspace.versions(files) if remember else {}
+    files, left_out = _from_notebooks(files)
     out = terminal.Printer(stream=sys.stderr if as_json else sys.stdout, verbosity=verbosity)
     out.start(name, device, len(files))
+    for note in left_out:
+        click.echo(note, err=as_json)
 
     def on_test(slug: str, result: TestResult) -> None:
         if files.get(slug) is not None:  # not-submitted exercises get one summary line
             out.test(slug, catalog.get(slug).title, result)
 
-    before = workspace.versions(files) if remember else {}
-    result = grade(files, submission=name, device=device, on_test=on_test, policy=policy,
-                   budget_s=budget_s)
+    try:
+        result = grade(files, submission=name, device=device, on_test=on_test, policy=policy,
+                       budget_s=budget_s)
+    finally:
+        for folder in {p.parent for p in files.values() if p is not None
+                       and p.parent.name.startswith(NOTEBOOK_DIR_PREFIX)}:
+            shutil.rmtree(folder, ignore_errors=True)
     shown = result
     if others:
         graded = {e.exercise for e in result.exercises}
@@ -109,6 +132,21 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     return result
+
+
+def _from_notebooks(files: dict[str, Path | None]) -> tuple[dict[str, Path | None], list[str]]:
+    """``files`` with each notebook replaced by its generated learner file, and the notes on
+    the cells left out; a notebook that cannot be graded is a usage error (one line)."""
+    if not any(p is not None and p.suffix == ".ipynb" for p in files.values()):
+        return files, []
+    import tempfile
+
+    from grader.notebook.files import materialise
+
+    try:
+        return materialise(files, Path(tempfile.mkdtemp(prefix=NOTEBOOK_DIR_PREFIX)))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def next_step(result: SubmissionResult) -> str | None:
@@ -130,7 +168,7 @@ def next_step(result: SubmissionResult) -> str | None:
 @click.command("run")
 @click.argument("exercises", nargs=-1, type=EXERCISE)
 @click.option("--submission", type=click.Path(path_type=Path, file_okay=False),
-              help="Grade the learner files in this folder (DIR/<exercise>.py).")
+              help="Grade the learner files in this folder (DIR/<exercise>.py or .ipynb).")
 @exercises_dir_option
 @click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
@@ -161,6 +199,9 @@ def next_step(result: SubmissionResult) -> str | None:
 @click.option("--feedback", type=click.Choice(["full", "graded"]), default=None,
               help="What hidden tests tell (default: full; graded with --gradescope or an "
                    "assignment): graded shows no input, expected value or printed output.")
+@click.option("--record", is_flag=True, hidden=True,
+              help="Record the grading of --submission in .grade/state.json, as the learner's "
+                   "own (the notebook magic grades the cell from a temporary folder).")
 @isolation_option
 @private_option
 @click.option("-q", "--quiet", count=True, help="Less output (one line per exercise).")
@@ -168,8 +209,8 @@ def next_step(result: SubmissionResult) -> str | None:
 def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path,
         report_dir: Path, device: str, as_json: bool, watch: bool, debounce: float, poll: bool,
         gradescope: bool, gradescope_out: Path | None, autograder_root: Path,
-        assignment_file: Path | None, feedback: str | None, isolation: str, private: bool,
-        quiet: int, verbose: int) -> None:
+        assignment_file: Path | None, feedback: str | None, record: bool, isolation: str,
+        private: bool, quiet: int, verbose: int) -> None:
     """Grade exercises (the default command: `grade EXERCISE...` is `grade run EXERCISE...`)."""
     check_isolation(isolation)
     apply_private(private)
@@ -191,7 +232,9 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
 
         folder = submission if submission is not None else exercises_dir
         # without names, every exercise's file is watched, also one not created yet
-        watched = {s: folder / f"{s}.py" for s in (exercises or catalog.load())}
+        # (a notebook there is watched in place of the .py)
+        watched = {s: _learner_files(folder, [s])[s] or folder / f"{s}.py"
+                   for s in (exercises or catalog.load())}
         if device == "cuda":
             resolve_device(device, list(watched))  # no GPU: a usage error now, not later
         watch_files(watched, name, device=device, report_dir=report_dir, verbosity=verbosity,
@@ -200,7 +243,8 @@ def run(exercises: tuple[str, ...], submission: Path | None, exercises_dir: Path
     dev = resolve_device(device, list(files))
     try:
         result = grade_once(files, name, device=dev, report_dir=report_dir, as_json=as_json,
-                            verbosity=verbosity, remember=submission is None, policy=policy,
+                            verbosity=verbosity, remember=submission is None or record,
+                            policy=policy,
                             budget_s=budget)
     except (OSError, RuntimeError) as exc:
         click.secho(f"grading could not run: {exc}", fg="red", err=True)

@@ -62,7 +62,8 @@ def show(exercise: str) -> None:
     """Print an exercise's statement."""
     ex = catalog.get(exercise)
     click.echo(ex.statement.read_text() if ex.statement.is_file() else ex.summary)
-    click.echo(f"\nYour file: exercises/{exercise}.py · grade it with: grade {exercise}")
+    mine = "ipynb" if (Path("exercises") / f"{exercise}.ipynb").is_file() else "py"
+    click.echo(f"\nYour file: exercises/{exercise}.{mine} · grade it with: grade {exercise}")
     workspace.touch(exercise)
 
 
@@ -105,7 +106,8 @@ def reset(exercise: str, exercises_dir: Path) -> None:
     if not exercises_dir.is_dir():
         raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
                                "project's root, or pass --exercises-dir DIR")
-    target = exercises_dir / f"{exercise}.py"
+    notebook = exercises_dir / f"{exercise}.ipynb"  # a notebook is reset as a notebook
+    target = notebook if notebook.is_file() else exercises_dir / f"{exercise}.py"
     try:
         if target.is_file() and target.read_bytes() == stub.read_bytes():
             click.echo(f"{target} is already the stub: nothing to do.")

@@ -18,8 +18,12 @@ from .common import load_assignment
 @click.option("--gradescope", is_flag=True,
               help="Write Gradescope's autograder zip (OUT.zip) instead of a student release.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@click.option("--notebooks", is_flag=True,
+              help="Hand out each exercise as exercises/<name>.ipynb (the statement, then the "
+                   "stub in a cell headed by %%grade <name>) instead of .py and .md files.")
 @click.argument("out", type=click.Path(path_type=Path))
-def release(assignment_file: Path, gradescope: bool, force: bool, out: Path) -> None:
+def release(assignment_file: Path, gradescope: bool, force: bool, notebooks: bool,
+            out: Path) -> None:
     """Write the student release of an assignment to the folder OUT (stubs, statements, a
     README and a grader of the public tests: no reference solution, no hidden test, no hidden
     expected value), or with --gradescope its autograder zip (hidden suites and references
@@ -39,7 +43,7 @@ def release(assignment_file: Path, gradescope: bool, force: bool, out: Path) -> 
         return
     from grader.release.student import write_release
 
-    summary = write_release(task, out, force=force)
+    summary = write_release(task, out, force=force, notebooks=notebooks)
     click.echo(f"Student release of {task.title!r}: {out} — {summary}. Hand it out (or push "
                "it to a GitHub Classroom template); students install it with the README's two "
                "commands.")

@@ -46,19 +46,30 @@ def version(slug: str, path: Path | None) -> str | None:
 
 
 def backup(path: Path, slug: str, now: dt.datetime | None = None) -> Path:
-    """Copy ``path`` to ``.grade/backups/<slug>-<YYYYmmdd-HHMMSS>.py`` (never overwriting)."""
+    """Copy ``path`` to ``.grade/backups/<slug>-<YYYYmmdd-HHMMSS>.py`` (never overwriting;
+    a notebook's copy ends in ``.ipynb``)."""
     stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    target = BACKUP_DIR / f"{slug}-{stamp}.py"
+    suffix = ".ipynb" if path.suffix == ".ipynb" else ".py"
+    target = BACKUP_DIR / f"{slug}-{stamp}{suffix}"
     n = 1
     while target.exists():
         n += 1
-        target = BACKUP_DIR / f"{slug}-{stamp}-{n}.py"
+        target = BACKUP_DIR / f"{slug}-{stamp}-{n}{suffix}"
     atomic_write_bytes(target, path.read_bytes())
     return target
 
 
 def restore_stub(slug: str, path: Path) -> None:
-    """Write the pristine stub of ``slug`` to ``path`` (atomically)."""
+    """Write the pristine stub of ``slug`` to ``path`` (atomically); for a ``.ipynb`` path,
+    the stub as a notebook (the statement, then the stub under ``%%grade SLUG``)."""
+    if path.suffix == ".ipynb":
+        from grader.notebook.release import exercise_notebook
+
+        ex = catalog.get(slug)
+        statement = ex.statement.read_text(encoding="utf-8") if ex.statement.is_file() else ""
+        text = exercise_notebook(slug, statement, pristine_stub(slug).read_text(encoding="utf-8"))
+        atomic_write_bytes(path, text.encode("utf-8"))
+        return
     atomic_write_bytes(path, pristine_stub(slug).read_bytes())
 
 

@@ -153,6 +153,15 @@ class ExerciseResult:
 
 
 @dataclass
+class Adjustment:
+    """A teacher's change to a graded total (``grade bulk --adjust``): the new ``total`` and
+    why. Applied after grading, never cached: ``to_dict`` leaves it out."""
+
+    total: float
+    comment: str = ""
+
+
+@dataclass
 class SubmissionResult:
     submission: str
     device: str
@@ -160,10 +169,17 @@ class SubmissionResult:
     duration_s: float = 0.0
     isolation: dict[str, Any] = field(default_factory=dict)
     feedback: str = "full"  # what its hidden tests tell (engine/feedback.py)
+    adjustment: Adjustment | None = None  # set by ``grade bulk --adjust`` after grading
 
     @property
     def score(self) -> float:
+        """The total the tests gave (the computed score)."""
         return round(sum(e.score for e in self.exercises), 6)
+
+    @property
+    def final_score(self) -> float:
+        """The total every gradebook exports: the adjustment's, else the computed score."""
+        return round(self.adjustment.total, 6) if self.adjustment else self.score
 
     @property
     def max_score(self) -> float:

@@ -240,7 +240,9 @@ def enforce(source: LearnerSource, rule: Rule) -> None:
                                        f"raises NotImplementedError (the rule is checked once "
                                        f"it is written)")
     if found:
-        shown = "; ".join(f"line {v.line} {v.what}" for v in found[:5])
+        from grader.notebook.lines import where  # a notebook's line: "cell 4, line 7"
+
+        shown = "; ".join(f"{where(source.text, v.line)} {v.what}" for v in found[:5])
         more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
         raise GradeFailure(f"{rule.statement} Your file breaks the rule: {shown}{more}.",
                            kind="rule")

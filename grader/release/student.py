@@ -52,6 +52,21 @@ inputs or expected values.
 """
 
 
+NOTEBOOK_FILES = ("Each has a statement (`exercises/<name>.md`) and a file to\ncomplete "
+                  "(`exercises/<name>.py`).",
+                  "Each is a notebook, `exercises/<name>.ipynb`: the statement, then\na cell "
+                  "to complete, headed by `%%grade <name>`.")
+NOTEBOOK_README = """
+## In Jupyter
+
+After `./dev setup`, open a notebook with the `.venv` kernel (`.venv/bin/jupyter` is not
+installed: use your own Jupyter with this kernel, or `.venv/bin/python -m ipykernel install
+--user --name grader`). Run the `%load_ext grader` cell, then the `%%grade <name>` cell: it
+runs as usual and shows its grading below it. `%grade_hint <name>` shows the next hint.
+Hand in the `.ipynb` files: only their imports, functions, classes and constants are graded.
+"""
+
+
 def _index_entries(slugs: list[str]) -> str:
     """The exercise index with only ``slugs``' entries (kept as they are written)."""
     text = catalog.INDEX.read_text()
@@ -75,8 +90,13 @@ def _copy_package(dest: Path, slugs: list[str]) -> None:
     shutil.copytree(catalog.PACKAGE_DIR, dest, ignore=skip)
 
 
-def write_release(task: Assignment, out: Path, *, force: bool = False) -> str:
-    """Write the student release of ``task`` to the folder ``out``; return a summary."""
+def write_release(task: Assignment, out: Path, *, force: bool = False,
+                  notebooks: bool = False) -> str:
+    """Write the student release of ``task`` to the folder ``out``; return a summary.
+
+    ``notebooks``: each exercise is ``exercises/SLUG.ipynb`` (the statement as markdown
+    cells, the stub in a cell headed by ``%%grade SLUG``) instead of ``SLUG.py`` and
+    ``SLUG.md``; the release's ``./dev setup`` installs the notebook extra (the magic)."""
     slugs = list(task.exercises)
     recorded = record(slugs)
     if out.exists() and force:
@@ -96,6 +116,11 @@ def write_release(task: Assignment, out: Path, *, force: bool = False) -> str:
         # the pack's stub, never the teacher's working copy in exercises/
         ex = catalog.get(slug)
         (out / "exercises").mkdir(exist_ok=True)
+        if notebooks:
+            from grader.notebook.release import write_exercise_notebook
+
+            write_exercise_notebook(slug, ex.statement, ex.stub, out / "exercises")
+            continue
         for source in (ex.stub, ex.statement):
             shutil.copyfile(source, out / "exercises" / source.name)
     (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -106,8 +131,10 @@ def write_release(task: Assignment, out: Path, *, force: bool = False) -> str:
     public = sum(e["public"] for e in info["exercises"].values())
     hidden = sum(e["hidden"] for e in info["exercises"].values())
     due = f" (due {task.due:%Y-%m-%d %H:%M %Z})" if task.due else ""
-    (out / "README.md").write_text(README.format(
-        title=task.title, exercises=", ".join(f"`{s}`" for s in slugs), public=public,
-        hidden=hidden, due=due))
+    readme = README.format(title=task.title, exercises=", ".join(f"`{s}`" for s in slugs),
+                           public=public, hidden=hidden, due=due)
+    if notebooks:
+        readme = readme.replace(NOTEBOOK_FILES[0], NOTEBOOK_FILES[1]) + NOTEBOOK_README
+    (out / "README.md").write_text(readme)
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\nreports/\n.grade/\n")
     return f"{public} public tests shipped, {hidden} hidden tests kept back"

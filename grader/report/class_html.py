@@ -1,9 +1,13 @@
 """The class report: one self-contained HTML page over a whole class's results.
 
 Input: the results (the result model, ``SubmissionResult``) and "rejected" entries (mappings
-or objects with ``id``, ``reason``, ``source``). Output: a page with no network references
-(inline CSS, inline SVG, a small inline script) that reads fully without JavaScript; the
-script only makes the submissions table sortable by its headers.
+or objects with ``id``, ``reason``, ``source``); optionally the class's names (submission id
+-> student), the roster students with no submission (shown as rows "no submission"), the late
+submissions (a column), the files written beside the page and extra pages (the footer lists
+both). A teacher's adjustment (``SubmissionResult.adjustment``) is shown beside the computed
+total, with its comment; totals, the histogram and the statistics count the adjusted total.
+Output: a page with no network references (inline CSS, inline SVG, a small inline script)
+that reads fully without JavaScript; the script only makes the submissions table sortable.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import statistics
 import urllib.parse
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -163,19 +168,25 @@ def _exercise_stats(slug: str, title: str, max_score: float,
         "tests": test_rows, "mistakes": mistakes}
 
 
-def class_report_context(results: list[SubmissionResult], rejected: list) -> dict[str, Any]:
+def class_report_context(results: list[SubmissionResult], rejected: list,
+                         names: dict[str, str] | None = None, absent: Iterable[str] = (),
+                         late: Iterable[str] = ()) -> dict[str, Any]:
     """Everything the template shows, computed from the results (also handy for tests)."""
     results = sorted(results, key=lambda r: natural_key(str(r.submission)))
+    names, late, absent = names or {}, set(late), list(absent)
     columns = _exercise_order(results)
     rows, missing, pcts = [], [], []
     for k, r in enumerate(results):
         sid = str(r.submission)
         by_slug = {e.exercise: e for e in r.exercises}
-        score, max_score = r.score, r.max_score
+        score, max_score = r.final_score, r.max_score
         pcts.append(numbers.percent(score, max_score, 6))
+        adjustment = r.adjustment
         rows.append({"id": sid, "href": submission_href(sid), "order": k, "score": score,
                      "max": max_score, "pct": numbers.percent(score, max_score, 6),
-                     "level": numbers.level(score, max_score),
+                     "level": numbers.level(score, max_score), "name": names.get(sid, ""),
+                     "late": sid in late, "computed": r.score if adjustment else None,
+                     "comment": adjustment.comment if adjustment else "",
                      "cells": [_cell(by_slug.get(slug)) for slug, _, _ in columns]})
         not_sub = [s for s, e in by_slug.items() if e.status == "not_submitted"]
         errored = [(s, e.message) for s, e in by_slug.items()
@@ -201,30 +212,41 @@ def class_report_context(results: list[SubmissionResult], rejected: list) -> dic
         ({"id": str(entry_get(x, "id")), "reason": str(entry_get(x, "reason") or ""),
           "source": str(entry_get(x, "source") or "")} for x in rejected),
         key=lambda d: natural_key(d["id"]))
+    for x in rejected_rows:
+        x["name"] = names.get(x["id"], "")
+    stats["absent"] = len(absent)
     return {"columns": columns, "rows": rows, "stats": stats, "hist": _histogram(pcts),
             "exercises": exercises, "top_mistakes": top, "rejected": rejected_rows,
-            "missing": missing}
+            "missing": missing, "absent": absent, "named": bool(names) or bool(absent),
+            "any_late": bool(late)}
 
 
-def render_class_report(results: list[SubmissionResult], rejected: list, *, title: str, layout: str,
-                        generated: str, scope: str = "", notices: list[str] = ()) -> str:
+def render_class_report(results: list[SubmissionResult], rejected: list, *, title: str,
+                        layout: str, generated: str, scope: str = "",
+                        notices: Iterable[str] = (), names: dict[str, str] | None = None,
+                        absent: Iterable[str] = (), late: Iterable[str] = (),
+                        files: Iterable[str] = (),
+                        pages: Iterable[tuple[str, str]] = ()) -> str:
     """The class report as one self-contained HTML page (no network, readable without JS).
 
     ``results``: result dicts as in ``results.json``; ``rejected``: entries with ``id``,
     ``reason``, ``source``; ``title``: the page heading; ``layout``: the input layout detected
     (shown as is); ``generated``: the timestamp shown; ``scope``: which exercises were graded
-    and why (one sentence). Every value is HTML-escaped.
+    and why (one sentence); ``names``, ``absent``, ``late``: see ``class_report_context``;
+    ``files``: the class-level files written beside the page (the footer lists them, with
+    each submission's own); ``pages``: other pages of the report, ``(href, label)`` (a
+    similarity page, ...), linked from the footer. Every value is HTML-escaped.
     """
-    ctx = class_report_context(results, rejected)
+    ctx = class_report_context(results, rejected, names, absent, late)
     return _ENV.get_template("class_report.html.j2").render(
         title=title, layout=layout, generated=generated, scope=scope,
-        notices=list(notices), fmt=numbers.points,
+        notices=list(notices), fmt=numbers.points, files=list(files), pages=list(pages),
         breakable=_breakable, **ctx)
 
 
 def write_class_report(out_dir: Path, results: list[SubmissionResult], rejected: list,
                        **kw: Any) -> Path:
-    """Render the class report (``kw``: ``title``, ``layout``, ``generated``, ``scope``) and write
+    """Render the class report (``kw``: those of ``render_class_report``) and write
     ``out_dir/index.html`` atomically; return its path."""
     make_dir(out_dir)
     index = out_dir / "index.html"

@@ -6,7 +6,8 @@ A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
 leading ``'`` (OWASP's advice against CSV formula injection), in every row, the header
 included. Numbers are written as they are: an ``int`` or ``float`` cell, and a text cell
 that is entirely a decimal number (``-1``, ``+2``, ``-1.5``, ``-2e3``; ASCII digits only, no
-``nan`` or ``inf``).
+``nan`` or ``inf``), and a lone ``-`` or ``+`` (no formula: Moodle's worksheet writes ``-`` for
+a date it does not have, and must read back what it wrote).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def cell(value: Cell) -> str:
     """``value`` as the text of a cell no spreadsheet evaluates (see the module docstring)."""
     if isinstance(value, (int, float)):
         return str(value)
-    if value.startswith(FORMULA_STARTS) and _NUMBER.fullmatch(value) is None:
+    if value.startswith(FORMULA_STARTS) and _NUMBER.fullmatch(value) is None \
+            and value not in ("-", "+"):
         return "'" + value
     return value
 

@@ -1,28 +1,38 @@
-"""Gradebooks: ``grades.csv`` (every submission found), and the LMS gradebooks a teacher
-imports as they are, Canvas's (``canvas.csv``) and Moodle's (``moodle.csv``), from a class's
-totals and, when given, the roster exported from Canvas.
+"""Gradebooks: ``grades.csv`` (every submission found, and every roster student), and the
+LMS gradebooks a teacher imports as they are: Canvas's (``canvas.csv``), Moodle's grade
+import (``moodle.csv``) and Moodle's filled-in grading worksheet (``moodle-worksheet.csv``),
+from a class's results and, when given, the roster (``--roster``): a Canvas gradebook export
+or a Moodle assignment's grading worksheet (``moodle_worksheet.py``).
 
-``grades.csv``: columns ``id,total,max,<one per exercise slug>,late,status``. An exercise that
-was not submitted scores ``0`` (the points earned, and what the total counts); the ``status``
-cell says ``graded; not submitted: <slugs>`` (and names the files that ``could not be
-loaded``). An exercise absent from a result (graded with another ``--exercises`` selection)
-is an empty cell. A rejected submission is a row with every score cell empty and ``status`` =
-``not graded: <reason>``: an LMS import leaves it ungraded rather than 0; a submission an
-interrupted run had not graded is ``pending``. Rows are sorted by id in natural order (``s2``
-before ``s10``).
+``grades.csv``: columns ``id,total,max,<one per exercise slug>,late,status``, and ``name``
+after ``id`` when the class's names are known (a roster, or a Canvas or Moodle download).
+Scores are written for a person (``numbers.points``: at most two decimals, each cell rounded
+on its own). ``total`` is the exported total (an ``--adjust`` adjustment's, the status then
+saying ``adjusted from <computed>: <comment>``). An exercise that was not submitted scores
+``0``; the ``status`` cell says ``graded; not submitted: <slugs>`` (and names the files that
+``could not be loaded``). An exercise absent from a result (graded with another
+``--exercises`` selection) is an empty cell. A rejected submission is a row with every score
+cell empty and ``status`` = ``not graded: <reason>``; a submission an interrupted run had not
+graded is ``pending``; a roster student with no submission is a row with an empty id, status
+``no submission``. Rows are sorted by id in natural order (``s2`` before ``s10``), the
+students without a submission last, in the roster's order.
 
 Every gradebook is written by ``csv_cells.write_csv``: a text cell starting with ``= + - @``, a
 tab or a carriage return gets a leading ``'`` (numbers excepted) so a spreadsheet never
-evaluates it; UTF-8 without BOM, CRLF line ends (RFC 4180).
+evaluates it; UTF-8 without BOM, CRLF line ends (RFC 4180). The cells an LMS reads keep full
+precision (``numbers.exact``): canvas.csv's assignment column, moodle.csv's grade column,
+the worksheet's ``Grade``.
 
 Canvas imports a CSV whose first columns identify the student (Student, ID, SIS User ID, SIS
 Login ID, Section: the same as its gradebook export) and treats every other column as an
 assignment; its second row may give each assignment's points ("    Points Possible"). So
 ``canvas.csv`` holds those columns, copied for every roster student, one column for the
 assignment, and nothing else: the total as its score, an empty cell where there is nothing
-to grade. Moodle's CSV import maps an identifier column to a user field: ``moodle.csv`` has
-``Username`` (the roster's SIS Login ID, else the submission id), ``ID number`` (SIS User ID)
-and the assignment's column.
+to grade. Moodle's gradebook CSV import maps an identifier column to a user field and stops
+at an identifier it does not know: ``moodle.csv`` has ``Username`` (a Canvas roster's SIS
+Login ID, else the id of a folder or zip submission), ``ID number`` (SIS User ID) and the
+assignment's column, and only rows whose username is one; ids made from a Canvas or Moodle
+download are never usernames, so those rows are left out (and said).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from pathlib import Path
 from grader import numbers
 from grader.engine.results import SubmissionResult
 
+from . import moodle_worksheet as mw
 from .csv_cells import write_csv
 from .plain import entry_get, natural_key
 
@@ -43,16 +54,21 @@ IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "R
             "Section")
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"
+_KEYS = {"canvas": ("SIS Login ID", "SIS User ID", "ID"),
+         "moodle": (mw.IDENTIFIER, *mw.MATCH_COLUMNS, "ID")}
 
 
 class RosterError(ValueError):
-    """The roster file is not a Canvas gradebook export (one sentence says why)."""
+    """The roster file is neither a Canvas gradebook export nor a Moodle grading worksheet
+    (one sentence says why)."""
 
 
 @dataclass
 class Roster:
-    columns: list[str]                 # the identity columns, in the export's order
-    students: list[dict[str, str]] = field(default_factory=list)
+    columns: list[str]                 # Canvas: the identity columns, in the export's order
+    students: list[dict[str, str]] = field(default_factory=list)  # "ID" and "Student" always
+    kind: str = "canvas"               # or "moodle": a grading worksheet
+    worksheet: mw.Worksheet | None = None
 
 
 @dataclass
@@ -62,11 +78,23 @@ class Person:
     id: str
     lms_id: str = ""
     lms_name: str = ""
+    lms_kind: str = ""  # "moodle", or "" (Canvas, when there is an lms_id)
+
+
+@dataclass
+class ClassList:
+    """What the roster (or the LMS download) says about the class."""
+
+    names: dict[str, str] = field(default_factory=dict)      # submission id -> name
+    absent: list[str] = field(default_factory=list)          # roster students, no submission
+    late: set[str] = field(default_factory=set)              # late per the roster (Moodle)
+    unmatched: list[str] = field(default_factory=list)       # submissions with no student
+    by_student: dict[str, str] = field(default_factory=dict)  # roster ID -> submission id
 
 
 def read_roster(path: Path) -> Roster:
     """The students of a Canvas gradebook export (its "Points Possible" and other rows
-    without a student skipped)."""
+    without a student skipped) or of a Moodle grading worksheet (every row kept)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -74,6 +102,8 @@ def read_roster(path: Path) -> Roster:
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise RosterError(f"{path}: empty")
+    if mw.is_worksheet([h.strip() for h in rows[0]]):
+        return _moodle_roster(path, rows)
     header = [h.strip() for h in rows[0]]
     columns = []
     for name in header:
@@ -84,7 +114,8 @@ def read_roster(path: Path) -> Roster:
     if missing:
         raise RosterError(f"{path}: not a Canvas gradebook export (its first columns must be "
                           f"Student, ID, SIS User ID, SIS Login ID, Section; no "
-                          f"{' or '.join(repr(c) for c in missing)})")
+                          f"{' or '.join(repr(c) for c in missing)}) nor a Moodle grading "
+                          "worksheet (no Identifier and Grade columns)")
     roster = Roster(columns)
     for row in rows[1:]:
         cells = dict(zip(columns, (c.strip() for c in row)))
@@ -94,23 +125,67 @@ def read_roster(path: Path) -> Roster:
     return roster
 
 
+def _moodle_roster(path: Path, rows: list[list[str]]) -> Roster:
+    rows = [[h.strip() for h in rows[0]], *rows[1:]]
+    try:
+        sheet = mw.read_worksheet(path, rows)
+    except mw.WorksheetError as exc:
+        raise RosterError(str(exc)) from None
+    roster = Roster([], kind="moodle", worksheet=sheet)
+    for row in sheet.rows:
+        pid = mw.participant(sheet, row)
+        if not pid:
+            continue
+        student = {c: sheet.cell(row, c) for c in (mw.IDENTIFIER, *mw.MATCH_COLUMNS)}
+        student.update({"ID": pid, "Student": sheet.cell(row, mw.FULL_NAME),
+                        "late": "late" if mw.is_late(sheet, row) else ""})
+        roster.students.append(student)
+    return roster
+
+
 def match(roster: Roster, people: Iterable[Person]) -> tuple[dict[str, str], list[str]]:
     """``({roster ID: submission id}, [submission ids that match no student])``: by the LMS
-    user id first, else the submission's id as the ID, SIS User ID or SIS Login ID."""
+    user id first (a download of the roster's own LMS), else the submission's id as one of the
+    roster's identifiers (Canvas: ID, SIS User ID or SIS Login ID; Moodle: the participant
+    number or identifier, email address, ID number or username)."""
     keys: dict[str, str] = {}
     for student in roster.students:
-        for column in ("SIS Login ID", "SIS User ID", "ID"):
+        for column in _KEYS[roster.kind]:
             if student.get(column):
                 keys[student[column].casefold()] = student["ID"]
     found, unmatched = {}, []
     for person in people:
-        sid = keys.get(person.lms_id.casefold()) if person.lms_id else None
+        own = person.lms_id and (person.lms_kind or "canvas") == roster.kind
+        sid = keys.get(person.lms_id.casefold()) if own else None
         sid = sid or keys.get(person.id.casefold())
         if sid is None or sid in found:
             unmatched.append(person.id)
         else:
             found[sid] = person.id
     return found, unmatched
+
+
+def class_list(roster: Roster | None, people: list[Person]) -> ClassList:
+    """Names, absent students and late flags of the class: from the roster when given, else
+    the names a Canvas or Moodle download gave its files."""
+    if roster is None:
+        return ClassList(names={p.id: p.lms_name for p in people if p.lms_name})
+    by_student, unmatched = match(roster, people)
+    found = ClassList(unmatched=unmatched, by_student=by_student)
+    for student in roster.students:
+        sub = by_student.get(student["ID"])
+        if sub is None:
+            found.absent.append(student["Student"] or student["ID"])
+            continue
+        found.names[sub] = student["Student"]
+        if student.get("late"):
+            found.late.add(sub)
+    return found
+
+
+def lms_totals(results: list[SubmissionResult]) -> dict[str, str]:
+    """Submission id -> the total an LMS imports (the adjusted one), at full precision."""
+    return {r.submission: numbers.exact(r.final_score) for r in results}
 
 
 def canvas_rows(title: str, totals: dict[str, str], max_points: str, roster: Roster | None,
@@ -127,10 +202,10 @@ def canvas_rows(title: str, totals: dict[str, str], max_points: str, roster: Ros
             rows.append([*(student[c] for c in roster.columns),
                          totals.get(sub, "") if sub else ""])
         return rows, unmatched
+    canvas = [p for p in people if p.lms_id and not p.lms_kind]
     rows = [[*CANVAS_COLUMNS, title], [POINTS_POSSIBLE, "", "", "", "", max_points]]
-    rows += [[p.lms_name, p.lms_id, "", "", "", totals.get(p.id, "")] for p in people
-             if p.lms_id]
-    return rows, [p.id for p in people if not p.lms_id]
+    rows += [[p.lms_name, p.lms_id, "", "", "", totals.get(p.id, "")] for p in canvas]
+    return rows, [p.id for p in people if p not in canvas]
 
 
 def write_canvas_csv(path: Path, title: str, totals: dict[str, str], max_points: str,
@@ -142,32 +217,98 @@ def write_canvas_csv(path: Path, title: str, totals: dict[str, str], max_points:
     return unmatched
 
 
-def write_moodle_csv(path: Path, title: str, totals: dict[str, str], roster: Roster | None,
-                     people: list[Person]) -> None:
-    """Write ``moodle.csv``: ``Username``, ``ID number`` and the assignment's column."""
+def moodle_rows(title: str, totals: dict[str, str], roster: Roster | None,
+                people: list[Person]) -> tuple[list[list[str]], list[str]]:
+    """The rows of ``moodle.csv`` and who is left out (no username Moodle could know): a
+    Canvas roster's students without an SIS Login ID, submissions made from a download."""
     rows = [["Username", "ID number", title]]
+    left_out = []
     if roster is not None:
         by_student, _ = match(roster, people)
         for student in roster.students:
             sub = by_student.get(student["ID"])
-            rows.append([student.get("SIS Login ID") or student["ID"],
-                         student.get("SIS User ID", ""), totals.get(sub, "") if sub else ""])
-    else:
-        rows += [[p.id, "", totals.get(p.id, "")] for p in people]
+            if not student.get("SIS Login ID"):
+                left_out.append(student["Student"] or student["ID"])
+                continue
+            rows.append([student["SIS Login ID"], student.get("SIS User ID", ""),
+                         totals.get(sub, "") if sub else ""])
+        return rows, left_out
+    for p in people:
+        if p.lms_id:
+            left_out.append(p.id)
+        else:
+            rows.append([p.id, "", totals.get(p.id, "")])
+    return rows, left_out
+
+
+def write_moodle_csv(path: Path, title: str, totals: dict[str, str], roster: Roster | None,
+                     people: list[Person]) -> list[str] | None:
+    """Write ``moodle.csv`` (``Username``, ``ID number``, the assignment's column); return who
+    was left out (``moodle_rows``), or ``None`` (and nothing written) when no row is left."""
+    rows, left_out = moodle_rows(title, totals, roster, people)
+    if len(rows) == 1:
+        return None
     write_csv(path, rows)
+    return left_out
+
+
+def feedback_text(result: SubmissionResult, late: bool) -> str:
+    """The worksheet's ``Feedback comments`` for one graded submission: one plain-text line."""
+    parts = [f"Autograded: {numbers.points(result.score)} of "
+             f"{numbers.points(result.max_score)} points"]
+    for e in result.exercises:
+        what = "not submitted" if e.status == "not_submitted" else \
+            f"{numbers.points(e.score)}/{numbers.points(e.max_score)}"
+        parts.append(f"{e.exercise} {what}")
+    text = "; ".join(parts) + "."
+    if late:
+        text += " Submitted late."
+    if result.adjustment is not None:
+        text += f" Adjusted to {numbers.points(result.final_score)} points"
+        text += f": {result.adjustment.comment}" if result.adjustment.comment else "."
+    return text
+
+
+def write_moodle_worksheet(path: Path, roster: Roster, results: list[SubmissionResult],
+                           people: list[Person], late: set[str]) -> None:
+    """Write the roster's grading worksheet filled in (``moodle_worksheet.fill``): the
+    graded participants' Grade and Feedback comments."""
+    assert roster.worksheet is not None
+    by_student, _ = match(roster, people)
+    by_sub = {sub: pid for pid, sub in by_student.items()}
+    grades = {by_sub[r.submission]: (r.final_score, r.max_score,
+                                     feedback_text(r, r.submission in late))
+              for r in results if r.submission in by_sub}
+    mw.fill(roster.worksheet, path, grades)
+
+
+def _adjusted(r: SubmissionResult) -> str:
+    if r.adjustment is None:
+        return ""
+    text = f"; adjusted from {numbers.points(r.score)}"
+    return text + (f": {' '.join(r.adjustment.comment.split())}" if r.adjustment.comment else "")
 
 
 def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: list[str],
                      rejected: list, pending: Iterable[str] = (),
-                     late: Iterable[str] = ()) -> None:
-    """Write the gradebook CSV: ``id,total,max,<exercise slugs...>,late,status``, by id.
+                     late: Iterable[str] = (), names: dict[str, str] | None = None,
+                     absent: Iterable[str] = ()) -> None:
+    """Write the gradebook CSV: ``id,[name,]total,max,<exercise slugs...>,late,status``.
 
     One row per submission found: graded (status ``graded``), rejected (empty scores, status
     ``not graded: <reason>``) or ``pending`` (an interrupted run had not graded it yet, so a
-    partial file says it is partial). ``late``: the ids whose upload was marked late (no
-    penalty is computed: the LMS does that). See the module docstring for blanks and zeros.
+    partial file says it is partial), then one per ``absent`` roster student (``no
+    submission``). ``late``: the ids whose upload was marked late (no penalty is computed: the
+    LMS does that). ``names`` (submission id -> name) adds the ``name`` column. See the module
+    docstring for blanks and zeros.
     """
-    late = set(late)
+    late, absent = set(late), list(absent)
+    named = bool(names) or bool(absent)
+    names = names or {}
+
+    def who(sid: str) -> list[str]:
+        return [sid, names.get(sid, "")] if named else [sid]
+
     rows: list[tuple[tuple, list[str]]] = []
     for r in results:
         by_slug = {e.exercise: e for e in r.exercises}
@@ -181,19 +322,23 @@ def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: lis
                 broken.append(slug)
         status = "graded" + (f"; not submitted: {', '.join(missing)}" if missing else "")
         status += f"; could not be loaded: {', '.join(broken)}" if broken else ""
+        status += _adjusted(r)
         sid = str(r.submission)
-        rows.append((natural_key(sid), [sid, numbers.points(r.score),
+        rows.append((natural_key(sid), [*who(sid), numbers.points(r.final_score),
                                         numbers.points(r.max_score), *cells,
                                         "late" if sid in late else "", status]))
     for entry in rejected:
         sid = str(entry_get(entry, "id"))
         reason = " ".join(str(entry_get(entry, "reason") or "unknown reason").split())
-        rows.append((natural_key(sid), [sid, "", "", *([""] * len(exercises)),
+        rows.append((natural_key(sid), [*who(sid), "", "", *([""] * len(exercises)),
                                         "late" if sid in late else "",
                                         f"not graded: {reason}"]))
     for sid in pending:
-        rows.append((natural_key(sid), [sid, "", "", *([""] * len(exercises)),
+        rows.append((natural_key(sid), [*who(sid), "", "", *([""] * len(exercises)),
                                         "late" if sid in late else "", "pending"]))
     rows.sort(key=lambda kv: kv[0])
-    write_csv(path, [["id", "total", "max", *exercises, "late", "status"],
-                     *(row for _, row in rows)])
+    body = [row for _, row in rows]
+    body += [["", name, "", "", *([""] * len(exercises)), "", "no submission"]
+             for name in absent]
+    header = ["id", *(["name"] if named else []), "total", "max", *exercises, "late", "status"]
+    write_csv(path, [header, *body])

@@ -4,7 +4,8 @@ fields, and a validator of that specification.
 A public test is ``"visible"``; a hidden test is ``"after_due_date"`` by default
 (``hidden_visibility=``): Gradescope lets a student resubmit until the deadline, and seeing the
 hidden suite's verdicts before then lets them probe it. The total score is top-level and
-visible (Gradescope sums the tests' ``max_score``). Gradescope's test ``status`` is
+visible (Gradescope sums the tests' ``max_score``); with a teacher's adjustment (``--adjust``) it is
+the adjusted total, and the output says so with the comment. Gradescope's test ``status`` is
 ``passed``/``failed``; the engine's own status (error, timeout, crashed) is kept in the
 output text and in ``extra_data``.
 """
@@ -73,9 +74,13 @@ def gradescope_json(result: SubmissionResult, *,
                                "grader_status": str(t.status), "mistake": t.mistake,
                                "duration_s": t.duration_s},
             })
-    score, max_score = result.score, result.max_score
+    score, max_score = result.final_score, result.max_score
     summary = [f"Score {numbers.points(score)}/{numbers.points(max_score)} · "
                f"{n_passed} of {n_tests} tests passed"]
+    if result.adjustment is not None:
+        comment = result.adjustment.comment
+        summary.append(f"Adjusted by the teacher from {numbers.points(result.score)} to "
+                       f"{numbers.points(score)}" + (f": {comment}" if comment else ""))
     if missing:
         summary.append("Not submitted: " + ", ".join(missing))
     summary += notes

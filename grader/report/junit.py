@@ -1,9 +1,10 @@
 """JUnit XML of a class's results, as the common consumers accept it (the rules of Jenkins'
 ``junit-10.xsd``).
 
-failed -> ``<failure type="failed">``; error, timeout, crashed -> ``<error type=STATUS>``; a
-not-submitted exercise is left out; a rejected submission -> a suite with one testcase
-``not graded`` holding an ``<error type="rejected">``.
+failed -> ``<failure type="failed">``; error, timeout, crashed -> ``<error type=STATUS>``; each
+test of a not-submitted exercise -> ``<failure type="not_submitted" message="not submitted">``
+(so a suite counts the tests ``gradescope.json`` lists); a rejected submission -> a suite with
+one testcase ``not graded`` holding an ``<error type="rejected">``.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def write_junit(path: Path, results: list[SubmissionResult], rejected: list) -> 
 
     ``classname`` is ``SUBMISSION.EXERCISE``, ``name`` the test, ``time`` its duration. Counts
     (tests, failures, errors, time) are set on every suite and on ``<testsuites>``. A
-    not-submitted exercise is left out (it would bury the failures). Suites are ordered by
-    submission id; a rejected submission is a suite whose single testcase ``not graded`` is an
-    error.
+    not-submitted exercise's tests are failures "not submitted" (one testcase ``not
+    submitted`` when it lists no test). Suites are ordered by submission id; a rejected
+    submission is a suite whose single testcase ``not graded`` is an error. The ``score``
+    property is the exported (adjusted) total, ``computed_score`` the tests' when adjusted.
     """
     root = ET.Element("testsuites", name="vit-grader")
     total = dict.fromkeys(("tests", "failures", "errors", "time"), 0.0)
@@ -58,10 +60,21 @@ def write_junit(path: Path, results: list[SubmissionResult], rejected: list) -> 
         suite = ET.Element("testsuite", name=_x(sid))
         counts = dict.fromkeys(total, 0.0)
         props = ET.SubElement(suite, "properties")
-        for key in ("score", "max_score"):
-            ET.SubElement(props, "property", name=key, value=numbers.points(getattr(r, key)))
+        ET.SubElement(props, "property", name="score", value=numbers.exact(r.final_score))
+        ET.SubElement(props, "property", name="max_score", value=numbers.exact(r.max_score))
+        if r.adjustment is not None:
+            ET.SubElement(props, "property", name="computed_score",
+                          value=numbers.exact(r.score))
         for e in r.exercises:
             if e.status == "not_submitted":
+                for name in [t.name for t in e.tests] or ["not submitted"]:
+                    case = ET.SubElement(suite, "testcase", classname=_x(f"{sid}.{e.exercise}"),
+                                         name=_x(name), time="0.000")
+                    fail = ET.SubElement(case, "failure", type="not_submitted",
+                                         message="not submitted")
+                    fail.text = _x(f"{e.exercise}.py was not submitted")
+                    counts["tests"] += 1
+                    counts["failures"] += 1
                 continue
             for t in e.tests:
                 duration = t.duration_s

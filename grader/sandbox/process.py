@@ -234,7 +234,7 @@ class WorkerProcess:
                                      bounds or reply.LIMITS)
         answer = reply.read(head, blobs, op=op)  # faults.BadReturn when it cannot be read
         if isinstance(answer, reply.Failure):
-            raise self._fault(answer, module)
+            raise _in_cells(self._fault(answer, module), module, self.files.get(module))
         if self.device.startswith("cuda") and self.device_evidence != gpu_watch.OBSERVED \
                 and _on_cuda(answer.value):
             self.device_evidence = gpu_watch.evidence(self._main_pid())
@@ -365,3 +365,19 @@ class WorkerProcess:
                 self.sandbox is not None and self.sandbox.caps.private_mounts:
             return faults.DiskFull(exc_type, failure.mro, message, isolation.DISK_BYTES, **kw)
         return faults.LearnerRaised(exc_type, failure.mro, message, **kw)
+
+
+def _in_cells(fault: faults.LearnerFault, module: str,
+              path: Path | None) -> faults.LearnerFault:
+    """``fault`` of a learner file generated from a notebook, with its lines and file name
+    pointing at the notebook's cells ("SLUG.ipynb, cell 4, line 7"); any other file's as is."""
+    from grader.notebook import lines
+
+    found = lines.read(path)
+    if found is None:
+        return fault
+    name, line_map, _ = found
+    fault.message = lines.relabel_with(fault.message, module, name, line_map)
+    fault.args = (fault.message,)
+    fault.traceback = [lines.relabel_with(t, module, name, line_map) for t in fault.traceback]
+    return fault

@@ -1,0 +1,180 @@
+"""The ``moodle`` layout: Moodle's assignment "Download all submissions" zip, or its folders
+unzipped, for ``layouts.discover``.
+
+Moodle (``mod/assign``: ``downloader.php`` since 4.1, ``locallib.php`` before) names each
+participant's files ``<full name>_<participant id>_assignsubmission_<plugin>``: a folder per
+plugin (``..._assignsubmission_file/`` since 4.1, ``..._assignsubmission_file_/`` from 3.1 to
+4.0, the files at their paths inside), or, with "Download submissions in folders" off (and
+before 3.1), flat names ``..._assignsubmission_file_<file>``. Underscores of the name are
+spaces there; with anonymous submissions the name is "Participant"; a group submission is
+``<group name>_<group id>``. The participant id is the number of the grading worksheet's
+``Participant NNN`` identifier.
+
+Only the ``file`` plugin's files are graded (online text and other plugins are noted as
+ignored). A participant's exercise file may be at any depth (the shallowest copy wins), or
+inside a zip they uploaded (read as one ``zips`` submission, deeper than the files beside
+it). Limits apply per participant. Ids are ``<name>_<participant id>`` sanitised; the
+``Submission`` carries ``lms_id`` (the participant id), ``lms_name`` (the full name) and
+``lms_kind`` ``"moodle"``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+import zlib
+from contextlib import ExitStack
+from pathlib import Path
+
+from . import layouts as L
+
+_MEMBER_RE = re.compile(
+    r"(?P<name>[^/]+?)_(?P<pid>\d{1,30})_assignsubmission_(?P<plugin>[a-z0-9]+)"
+    r"(?:_?/(?P<path>.+)|_(?P<flat>[^/]+))")
+_FOLDER_RE = re.compile(r"(?P<name>.+?)_(?P<pid>\d{1,30})_assignsubmission_(?P<plugin>[a-z0-9]+)_?")
+_WHY = "the shallowest of {n} copies"
+
+
+def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
+    """The Moodle submissions in zip ``path``, or ``None`` when no member is named like one
+    (then it may be a Canvas zip)."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"cannot read {path} as a zip file ({L._err(exc)})") from None
+    with zf:
+        groups: dict[str, list[tuple[zipfile.ZipInfo, re.Match[str]]]] = {}
+        stray: list[zipfile.ZipInfo] = []
+        for info in zf.infolist():
+            parts = L._parts(info.filename)
+            if info.is_dir() or not parts or L._is_junk(parts[:1]):
+                continue
+            m = _MEMBER_RE.fullmatch(info.filename)
+            if m is None or L._unsafe_name(info.filename):
+                stray.append(info)
+            else:
+                groups.setdefault(str(int(m["pid"])), []).append((info, m))
+        if not groups:
+            return None
+        for info in stray:
+            why = ("has an unsafe path" if L._unsafe_name(info.filename)
+                   else "is not named like a Moodle submission "
+                        "(<full name>_<participant id>_assignsubmission_file/<file>)")
+            ctx.rejected.append(L.Rejected(info.filename, f"member {info.filename!r} {why}, "
+                                           "so it was not unpacked",
+                                           f"{path.name}: {info.filename}"))
+        ordered = sorted(((f"{members[0][1]['name']}_{pid}", pid, members)
+                          for pid, members in groups.items()), key=lambda item: item[0])
+        for raw, pid, members in ordered:
+            _finish_zip_participant(raw, pid, members, zf, path, ctx)
+    files = sum(len(m) for _, _, m in ordered)
+    return L.Discovery("moodle", f"a Moodle 'Download all submissions' zip ({path.name}): "
+                       f"{files} files from {len(ordered)} participants",
+                       ctx.submissions, ctx.rejected)
+
+
+def discover_dirs(root: Path, dirs: list[Path], ctx: L._Context) -> L.Discovery | None:
+    """The Moodle submissions of an unzipped download (``dirs``: ``root``'s sub-folders), or
+    ``None`` unless every sub-folder is named like a Moodle plugin folder."""
+    matches = [(d, _FOLDER_RE.fullmatch(d.name)) for d in dirs]
+    if not dirs or any(m is None for _, m in matches):
+        return None
+    groups: dict[str, list[tuple[Path, re.Match[str]]]] = {}
+    for d, m in matches:
+        assert m is not None
+        groups.setdefault(str(int(m["pid"])), []).append((d, m))
+    for pid, entries in sorted(groups.items(), key=lambda kv: f"{kv[1][0][1]['name']}_{kv[0]}"):
+        name = entries[0][1]["name"]
+        source = ", ".join(str(d) for d, _ in entries)
+        claimed = ctx.claim(f"{name}_{pid}".replace(" ", "_"), source)
+        if claimed is None:
+            continue
+        sid, notes = claimed
+        found = L._Found()
+        for d, m in entries:
+            if m["plugin"] != "file":
+                found.ignored_other.append(f"{d.name}/ (the {m['plugin']} plugin)")
+            elif d.is_symlink():
+                found.problems.append(f"{d.name} is a symbolic link, which is not followed")
+            else:
+                sub = L._scan_folder(d, ctx)
+                for field in ("candidates", "ignored_py", "ignored_other", "notes", "problems"):
+                    getattr(found, field).extend(getattr(sub, field))
+        _finish(ctx, sid, found, notes, source, pid, name)
+    return L.Discovery("moodle", f"an unzipped Moodle 'Download all submissions' folder ({root}):"
+                       f" {len(dirs)} folders from {len(groups)} participants",
+                       ctx.submissions, ctx.rejected)
+
+
+def _finish(ctx: L._Context, sid: str, found: L._Found, notes: list[str], source: str,
+            pid: str, name: str, chosen_in: str | None = None) -> None:
+    before = len(ctx.submissions)
+    ctx.finish(sid, found, notes, source, _WHY, chosen_in=chosen_in, lms=(pid, name))
+    if len(ctx.submissions) > before:
+        ctx.submissions[-1].lms_kind = "moodle"
+
+
+def _finish_zip_participant(raw: str, pid: str,
+                            members: list[tuple[zipfile.ZipInfo, re.Match[str]]],
+                            zf: zipfile.ZipFile, path: Path, ctx: L._Context) -> None:
+    source = f"{path.name}: {L._names(info.filename for info, _ in members)}"
+    claimed = ctx.claim(raw.replace(" ", "_"), source)
+    if claimed is None:
+        return
+    sid, notes = claimed
+    what = f"the Moodle submission of {raw}"
+    found = L._Found()
+    try:
+        L._check_members([info for info, _ in members], ctx.limits, what)
+        budget = L._Budget(ctx.limits.max_total_bytes, what)
+        with ExitStack() as stack:
+            for info, m in sorted(members, key=lambda im: im[0].filename):
+                _member(info, m, zf, budget, found, stack, ctx)
+            _finish(ctx, sid, found, notes, source, pid, raw.rpartition("_")[0],
+                    chosen_in=path.name)
+    except L._Reject as exc:
+        ctx.reject_owned(sid, str(exc), source)
+
+
+def _member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile, budget: L._Budget,
+            found: L._Found, stack: ExitStack, ctx: L._Context) -> None:
+    """Add the candidates of one member (a file of the ``file`` plugin, maybe a zip)."""
+    rel = m["path"] or m["flat"]
+    parts = L._parts(rel)
+    if not parts or L._is_junk(parts):
+        return
+    rel = "/".join(parts)
+    if m["plugin"] != "file":
+        found.ignored_other.append(f"{rel} (the {m['plugin']} plugin)")
+        return
+    depth = len(parts) - 1
+    match = L._match_slug(parts[-1], ctx.slug_map, upload_suffix=False)
+    if match is not None:
+        slug, _, exact = match
+        found.candidates.append(L._Candidate(
+            slug, parts[-1], rel, info.filename, (0, 0, -depth, int(exact)),
+            L._loader(L._read_member, zf, info, ctx.limits.max_file_bytes, budget)))
+        return
+    if not rel.lower().endswith(".zip"):
+        (found.ignored_py if rel.lower().endswith(".py") else found.ignored_other).append(rel)
+        return
+    try:
+        data = L._read_member(zf, info, ctx.limits.max_total_bytes, budget)
+        inner = stack.enter_context(zipfile.ZipFile(io.BytesIO(data)))
+        nested = L._scan_zip(inner, ctx.slug_map, ctx.limits, rel)
+    except L._FileProblem as exc:
+        found.problems.append(f"{rel} {exc}")
+        return
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError) as exc:
+        found.problems.append(f"{rel} is not a readable zip file ({L._err(exc)})")
+        return
+    for c in nested.candidates:
+        c.label, c.member = f"{c.label} in {rel}", info.filename
+        c.rank = (0, 0, c.rank[2] - depth - 1, c.rank[3])
+        found.candidates.append(c)
+    found.ignored_py += [f"{name} in {rel}" for name in nested.ignored_py]
+    found.ignored_other += [f"{name} in {rel}" for name in nested.ignored_other]
+    found.notes += nested.notes
+    found.problems += nested.problems
