@@ -115,7 +115,7 @@ def test_a_submission_folder_without_an_exercise_file_is_a_usage_error(project, 
     named = run("--submission", str(empty), "attention_rollout", "--report-dir",
                 str(tmp_path / "out"))
     assert named.exit_code == 2
-    assert "(looked for attention_rollout.py)" in named.output
+    assert "(looked for attention_rollout.py, or .ipynb)" in named.output
     assert not (tmp_path / "out").exists()
 
 

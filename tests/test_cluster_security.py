@@ -78,30 +78,48 @@ def test_a_local_cluster_speaks_tls_on_loopback_only(local):
         urllib.request.urlopen(f"http://127.0.0.1:{http.port}/status", timeout=5)
 
 
-def _intruder_security(local):
-    """A client that trusts the scheduler's (public) certificate and shows one of its own."""
+INTRUDER = """
+import os, sys
+from distributed import Client
+from distributed.security import Security
+
+security = None
+if os.environ.get("INTRUDER_CA"):  # trusts the scheduler's certificate, shows a certificate
+    security = Security(require_encryption=True, tls_ca_file=os.environ["INTRUDER_CA"],
+                        tls_client_cert=os.environ["INTRUDER_CERT"],
+                        tls_client_key=os.environ["INTRUDER_KEY"])
+try:
+    client = Client(sys.argv[1], timeout=3, security=security)
+except (OSError, TimeoutError, TypeError) as exc:
+    print("REFUSED", type(exc).__name__)
+else:
+    print("ADMITTED")
+    client.close()
+"""
+
+
+def _intruder_env(local, how: str) -> dict[str, str]:
+    if how != "own_certificate":
+        return {}
     from distributed.security import Security
 
     own = Security.temporary()
-    return Security(require_encryption=True,
-                    tls_ca_file=local.local.security.tls_ca_file + own.tls_ca_file,
-                    tls_client_cert=own.tls_client_cert, tls_client_key=own.tls_client_key)
+    return {"INTRUDER_CA": local.local.security.tls_ca_file + own.tls_ca_file,
+            "INTRUDER_CERT": own.tls_client_cert, "INTRUDER_KEY": own.tls_client_key}
 
 
 @pytest.mark.parametrize("how", ["plain", "tcp", "own_certificate"])
 def test_a_client_without_the_runs_credentials_is_refused(local, how):
-    from distributed import Client
-
+    """Each intruder is a process of its own (an outside client), bounded in time."""
     address = local.local.scheduler_address
-    security = _intruder_security(local) if how == "own_certificate" else None
     if how == "tcp":
         address = address.replace("tls://", "tcp://")
     before = set(local.local.scheduler.clients)
     start = time.monotonic()
-    with pytest.raises((OSError, TimeoutError, TypeError)):
-        client = Client(address, timeout=3, security=security)
-        client.close()  # reached only when it was let in: the test fails
-    assert time.monotonic() - start < REFUSED_WITHIN_S
+    done = subprocess.run([sys.executable, "-c", INTRUDER, address], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **_intruder_env(local, how)})
+    assert done.stdout.startswith("REFUSED"), done.stdout + done.stderr[-2000:]
+    assert time.monotonic() - start < REFUSED_WITHIN_S + 10  # an interpreter's start too
     assert set(local.local.scheduler.clients) == before
 
 
@@ -168,11 +186,13 @@ def test_a_tls_scheduler_needs_the_configurations_credentials(tmp_path):
 
 def test_the_runs_own_credentials_let_a_client_in(local):
     """The control of the test above: the refusals come from the missing credentials."""
-    from distributed import Client
-
-    with Client(local.local.scheduler_address, timeout=10,
-                security=local.local.security) as client:
-        assert client.scheduler_info()["workers"]
+    own = local.local.security
+    done = subprocess.run([sys.executable, "-c", INTRUDER, local.local.scheduler_address],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "INTRUDER_CA": own.tls_ca_file,
+                               "INTRUDER_CERT": own.tls_client_cert,
+                               "INTRUDER_KEY": own.tls_client_key})
+    assert done.stdout.startswith("ADMITTED"), done.stdout + done.stderr[-2000:]
 
 
 def test_an_accepted_plain_scheduler_is_refused_where_the_configuration_wants_tls(tmp_path):

@@ -178,6 +178,22 @@ def test_a_student_grades_offline_with_the_public_tests(made, venv, tmp_path):
     assert solution.returncode == 2 and "student release" in solution.stderr
 
 
+def test_a_release_shows_the_assignments_points_only(made, venv, tmp_path):
+    """The assignment gives grid_local_mask 10 points (the pack: 9): `grade list` says 10 and
+    each public test carries its share of the 10."""
+    grade_cmd = str(venv / "bin/grade")
+    listed = _run(grade_cmd, "list", cwd=made["student"])
+    row = next(ln for ln in listed.stdout.splitlines() if ln.startswith("grid_local_mask"))
+    assert " 10 " in f" {row} " and " 9 " not in f" {row} ", row
+    _run(grade_cmd, "--submission", str(_student_files(tmp_path / "good", False)),
+         "--report-dir", str(tmp_path / "r"), cwd=made["student"])
+    grid = next(e for e in json.loads((tmp_path / "r/results.json").read_text())["exercises"]
+                if e["exercise"] == "grid_local_mask")
+    pack = catalog.get("grid_local_mask").points
+    public = sum(1 for t in grid["tests"])  # one point each in the pack
+    assert grid["max_score"] == pytest.approx(public * 10 / pack)
+
+
 def test_the_gradescope_bundle_grades_the_assignment(made, tmp_path):
     root = tmp_path / "autograder"
     with zipfile.ZipFile(made["zip"]) as zf:

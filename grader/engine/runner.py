@@ -221,9 +221,11 @@ _NOT_SUBMITTED: dict[tuple[str, str, str], list[TestResult]] = {}
 
 
 def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
-    """Scale each listed exercise's tests so that its total is the points given."""
+    """Scale each listed exercise's tests by the points given over the exercise's points in
+    the index (the sum of its suite's: a student release's public tests, a part of them, keep
+    their share; its index holds the assignment's points already)."""
     for ex in result.exercises:
-        total = sum(t.max_score for t in ex.tests)
+        total = catalog.get(ex.exercise).points
         if ex.exercise in points and total > 0:
             factor = points[ex.exercise] / total
             for t in ex.tests:

@@ -67,13 +67,28 @@ Hand in the `.ipynb` files: only their imports, functions, classes and constants
 """
 
 
-def _index_entries(slugs: list[str]) -> str:
-    """The exercise index with only ``slugs``' entries (kept as they are written)."""
+def _index_entries(slugs: list[str], points: dict[str, float]) -> str:
+    """The exercise index with only ``slugs``' entries (kept as they are written), each
+    exercise's ``points`` those of the assignment where it sets them."""
     text = catalog.INDEX.read_text()
     head, *blocks = re.split(r"(?m)^(?=\[\[exercise\]\])", text)
-    kept = [b for b in blocks
-            if re.search(r'(?m)^slug\s*=\s*"([^"]+)"', b).group(1) in slugs]
+    kept = []
+    for block in blocks:
+        slug = re.search(r'(?m)^slug\s*=\s*"([^"]+)"', block).group(1)
+        if slug in slugs:
+            if slug in points:
+                block = re.sub(r"(?m)^points\s*=.*$", f"points = {points[slug]:g}", block)
+            kept.append(block)
     return head + "".join(kept)
+
+
+def _on_the_assignments_scale(tests: list[dict], slug: str, points: dict[str, float]) -> list:
+    """Recorded public tests with their points scaled as the assignment scales the exercise
+    (the release shows one scale: the assignment's)."""
+    if slug not in points:
+        return tests
+    factor = points[slug] / catalog.get(slug).points
+    return [{**t, "points": t["points"] * factor} for t in tests]
 
 
 def _copy_package(dest: Path, slugs: list[str]) -> None:
@@ -104,13 +119,14 @@ def write_release(task: Assignment, out: Path, *, force: bool = False,
     out.mkdir(parents=True)
     package = out / "grader"
     _copy_package(package, slugs)
-    (package / "exercises.toml").write_text(_index_entries(slugs))
+    points = dict(task.points)
+    (package / "exercises.toml").write_text(_index_entries(slugs, points))
     info = {"assignment": task.to_dict(), "exercises": {}}
     for slug in slugs:
         rec = recorded[slug]
         (package / "suites" / f"test_{slug}.py").write_text(SUITE.format(slug=slug))
         (package / "suites" / f"{slug}.public").write_bytes(
-            protocol.encode_message({}, rec.tests))
+            protocol.encode_message({}, _on_the_assignments_scale(rec.tests, slug, points)))
         info["exercises"][slug] = {"public": len(rec.tests),
                                    "hidden": rec.hidden + len(rec.left_out)}
         # the pack's stub, never the teacher's working copy in exercises/
