@@ -195,7 +195,7 @@ class _SessionDriver:
                 exercise=ex.slug, title=ex.title, tests=tests,
                 status=_exercise_status(tests, ex.slug in present, fault is not None),
                 message=fault.message if fault is not None else
-                ("" if ex.slug in present else "not submitted")))
+                (_left_out(present[ex.slug]) if ex.slug in present else "not submitted")))
         _scale_points(result, dict((job.policy or Policy()).points))
         result.duration_s = time.perf_counter() - started
         return result
@@ -218,6 +218,17 @@ class _SessionDriver:
 
 
 _NOT_SUBMITTED: dict[tuple[str, str, str], list[TestResult]] = {}
+
+
+def _left_out(path: Path) -> str:
+    """For a learner file made from a notebook, what of the notebook was not graded (one
+    line, every report shows it); "" for any other file, or when nothing was left out."""
+    from grader.notebook import lines
+
+    made = lines.read(path)
+    if made is None or made[2] == "nothing was left out":
+        return ""
+    return made[2]
 
 
 def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
