@@ -198,15 +198,15 @@ def test_a_known_mistake_is_explained_once_with_the_tests_it_matched():
 def test_tests_one_load_failure_stopped_are_one_entry():
     message = "grid_local_mask.py has a SyntaxError at line 4: '(' was never closed"
     tests = [_failed(n, status="error", message=message, hint=f"hint of {n}",
-                     traceback=["grid_local_mask.py, line 4: return np.zeros((3, 3)"])
-             for n in ("a", "b", "c")]
+                     traceback=["grid_local_mask.py, line 4: return np.zeros((3, 3)"],
+                     fault="unloadable") for n in ("a", "b", "c")]
     out = _printed(tests, width=100)
     assert out.count(message) == 1 and "all 3 tests" in out and "hint" not in out
     assert out.count("line 4: return np.zeros((3, 3)") == 1
     # the same fault on some tests only (a missing function): those tests are listed
     missing = "conv_via_attention.py does not define 'rho'"
-    tests = [_failed("x"), *[_failed(n, status="error", message=missing) for n in ("r1", "r2")],
-             _failed("y")]
+    tests = [_failed("x"), *[_failed(n, status="error", message=missing, fault="missing_name")
+                             for n in ("r1", "r2")], _failed("y")]
     out = _printed(tests, slug="conv_via_attention", width=100)
     assert out.count(missing) == 1 and "2 tests" in out and "tests: r1 and r2" in out
 

@@ -119,6 +119,7 @@ class GradingPlugin:
             except faults.LearnerFault as exc:
                 if isinstance(exc, (faults.TimedOut, faults.Crashed)):
                     exc.message = f"importing {slug}.py: {exc.message}"
+                exc.at_import = True  # every later test of the exercise gets this fault
                 self.import_faults[slug] = exc
                 raise
             self._loaded.add(slug)

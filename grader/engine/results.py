@@ -39,6 +39,16 @@ EXERCISE_STATUSES = tuple(ExerciseStatus)
 ERROR_STATUSES = (TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.CRASHED, TestStatus.NOT_RUN)
 
 
+class FaultKind(StrEnum):
+    """A failure that is not about its test but about the exercise's file or its run, and so
+    the same for every test it stops (reports say it once; a test's hint never fits it)."""
+
+    NOT_SUBMITTED = "not_submitted"  # no file for the exercise
+    UNLOADABLE = "unloadable"        # the file could not be loaded, or its import timed out
+    MISSING_NAME = "missing_name"    # the file does not define the function
+    NOT_RUN = "not_run"              # not called: earlier calls had timed out
+
+
 class ComparisonFigure(TypedDict, total=False):
     """A failing array comparison (``engine/figures.from_comparison``): a heatmap or a line.
     ``diff``, ``bad`` always; ``expected``, ``actual``, ``vmin``, ``vmax`` for public tests."""
@@ -115,6 +125,8 @@ class TestResult:
     # the hint for that kind, beside the test's own ``hint``.
     kind: str | None = None
     kind_hint: str = ""
+    # FaultKind when the failure is the exercise's file or run, not this test (None else)
+    fault: str | None = None
     # Public tests only: short summaries of the calls' inputs, and the expected and actual
     # values as text (capped). Hidden tests never carry either.
     inputs: list[str] = field(default_factory=list)

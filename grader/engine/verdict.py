@@ -107,8 +107,10 @@ def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | Non
            duration_s: float, log: CallLog | None, check: Check | None) -> TestResult:
     """The verdict of a finished test; never raises (see the module's docstring)."""
     result = _base(item, duration_s, log)
+    exc = excinfo.value if excinfo is not None else None
+    result.fault = faults.shared_kind(exc)
     try:
-        return _decide(item, result, excinfo.value if excinfo is not None else None, check)
+        return _decide(item, result, exc, check)
     except Exception as err:  # noqa: BLE001 - the learner's value defeated the grader
         return _uninterpretable(item, result, err, check)
 

@@ -37,25 +37,13 @@ def mistake_label(name: str | None) -> str:
 
 def shared_fault(slug: str, test: TestResult) -> tuple[str, str] | None:
     """The (status, message) of a failure that is not about this test but about the exercise's
-    file or its run, and so the same for every test it stops; None for any other result.
-
-    That is a file that could not be loaded ("grid_local_mask.py has a SyntaxError at line
-    4: ...", "... is binary (it contains NUL bytes)", "... raised ImportError while being
-    imported: ...") or lacks the function ("... does not define 'rho'"), an import that timed
-    out or crashed ("importing grid_local_mask.py: ..."), a file not submitted, and a test not
-    run because earlier calls had timed out. The test's own hint never fits such a failure:
-    its code never ran.
-    """
-    status, message = str(test.status), test.message
-    if status == TestStatus.NOT_RUN or (status == TestStatus.FAILED and
-                                        message == f"{slug}.py was not submitted"):
-        return status, message
-    if status == TestStatus.ERROR and message.startswith(f"{slug}.py "):
-        return status, message
-    if status in (TestStatus.TIMEOUT, TestStatus.CRASHED) and \
-            message.startswith(f"importing {slug}.py: "):
-        return status, message
-    return None
+    file or its run (``TestResult.fault``, a ``FaultKind``: the file not submitted, not
+    loadable, lacking the function, or not run after timeouts), and so the same for every test
+    it stops; None for any other result. The test's own hint never fits such a failure: its
+    code never ran."""
+    if test.passed or not test.fault:
+        return None
+    return str(test.status), test.message
 
 
 @dataclass

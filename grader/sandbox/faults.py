@@ -109,3 +109,18 @@ class ObjectLost(LearnerFault):
     """A learner object (``learner.new``) lived in a worker that has since been replaced."""
 
     status = "crashed"
+
+
+def shared_kind(exc: BaseException | None) -> str | None:
+    """The ``FaultKind`` value of a failure that stops every test of the exercise alike (the
+    file not submitted, not loadable, lacking the function, or not run after timeouts); None
+    for a failure of one test."""
+    if isinstance(exc, NotSubmitted):
+        return "not_submitted"
+    if isinstance(exc, NotRun):
+        return "not_run"
+    if isinstance(exc, ImportFailed) or getattr(exc, "at_import", False):
+        return "unloadable"
+    if isinstance(exc, MissingName):
+        return "missing_name"
+    return None
