@@ -20,7 +20,7 @@ In one run on one machine it
    imported in the pytest process), W processes at a time (a thread pool of subprocesses);
    with --naive-subset K only every (N/K)-th submission, the figures extrapolated per
    submission;
-4. prints the figures beside the targets of the issue "Fast grading" (PASS/MISS) and writes
+4. prints the figures beside the grading targets (PASS/MISS; see docs/performance.md) and writes
    them as JSON with --json.
 
 Memory: the grade process and all its descendants, sampled from /proc every 50 ms (RSS) and
@@ -512,7 +512,7 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:.2f} GiB"
 
 
-# -- --slope: marginal costs and start-up (the issue "Fast grading, restated") -------------
+# -- --slope: marginal costs and start-up, against the targets of docs/performance.md ------
 
 def _reference_class(folder: Path, n: int, slugs: list[str]) -> list[Submission]:
     """``n`` submissions, each the reference of every exercise in ``slugs``."""
@@ -832,7 +832,7 @@ def main(argv: list[str] | None = None) -> int:
              f"{_gib(cold['peak_pss'])} (RSS summed: {_gib(cold['peak_rss'])})",
              cold["peak_pss"] < 2 * 2**30 if cold["peak_pss"] else None),
         ]
-        print("\n## Targets (issue: Fast grading)")
+        print("\n## Targets (docs/performance.md)")
         for name, value, ok in targets:
             print(f"{'----' if ok is None else 'PASS' if ok else 'MISS'}  {name:<52}{value}")
         if args.workers != 2:

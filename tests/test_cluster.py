@@ -2,7 +2,7 @@
 gives; workers of another pack version get no task and are named; a worker killed mid-run
 costs nothing but time. Real components: a LocalCluster, and a `dask scheduler` with
 `dask worker` processes started here on loopback, speaking TLS with a certificate made as the
-README's recipe makes it."""
+recipe in docs/cluster.md makes it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import edit_source
 
 from grader import catalog
 
@@ -32,7 +33,7 @@ def make_class(folder: Path, n: int, slow_s: float = 0.0) -> Path:
     (each call sleeping ``slow_s`` first)."""
     good = catalog.get(SLUG).solution.read_text()
     if slow_s:
-        good = good.replace(f"def {SLUG}(", f"import time as _t\n\ndef _{SLUG}(") + (
+        good = edit_source(good, (f"def {SLUG}(", f"import time as _t\n\ndef _{SLUG}(")) + (
             f"\n\ndef {SLUG}(*args, **kwargs):\n    _t.sleep({slow_s})\n"
             f"    return _{SLUG}(*args, **kwargs)\n")
     for i in range(n):
@@ -53,8 +54,9 @@ LOOPBACK_ONLY = ["--host", "127.0.0.1", "--no-dashboard", "--dashboard-address",
 
 
 def tls_config(folder: Path) -> dict[str, object]:
-    """The README's recipe in ``folder``: one self-signed certificate and key for every role
-    (a shorter key), and the ``distributed.yaml`` naming them; returns those settings."""
+    """The recipe of docs/cluster.md in ``folder``: one self-signed certificate and key for
+    every role (a shorter key), and the ``distributed.yaml`` naming them; returns those
+    settings."""
     pem, key = folder / "dask.pem", folder / "dask.key"
     if shutil.which("openssl"):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",

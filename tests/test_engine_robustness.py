@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import by_name
+from conftest import by_name, edit_source
 
 from grader.engine.runner import grade
 
@@ -35,9 +35,9 @@ def test_stub_scores_zero_with_not_implemented(grade_src, tmp_path):
 
 
 def test_hang_is_timed_out_and_next_test_still_runs(grade_src):
-    src = GOOD.replace("    i = np.arange(H_p * W_p)",
+    src = edit_source(GOOD, ("    i = np.arange(H_p * W_p)",
                        "    if H_p == 4 and W_p == 4:\n        while True:\n            pass\n"
-                       "    i = np.arange(H_p * W_p)")
+                       "    i = np.arange(H_p * W_p)"))
     tests = by_name(grade_src(SLUG, src))
     assert tests["radius_0"].status == "timeout"
     assert tests["radius_0"].message == "timed out after 10 s"
@@ -46,9 +46,9 @@ def test_hang_is_timed_out_and_next_test_still_runs(grade_src):
 
 
 def test_sys_exit_inside_a_call_is_an_error_with_its_reason(grade_src):
-    src = GOOD.replace("    i = np.arange(H_p * W_p)",
+    src = edit_source(GOOD, ("    i = np.arange(H_p * W_p)",
                        "    import sys\n    if n_prefix == 3:\n        sys.exit(4)\n"
-                       "    i = np.arange(H_p * W_p)")
+                       "    i = np.arange(H_p * W_p)"))
     tests = by_name(grade_src(SLUG, src))
     assert tests["several_prefix_tokens"].status == "error"
     assert "sys.exit(4)" in tests["several_prefix_tokens"].message
@@ -56,9 +56,9 @@ def test_sys_exit_inside_a_call_is_an_error_with_its_reason(grade_src):
 
 
 def test_os_exit_inside_a_call_is_a_crash(grade_src):
-    src = GOOD.replace("    i = np.arange(H_p * W_p)",
+    src = edit_source(GOOD, ("    i = np.arange(H_p * W_p)",
                        "    import os\n    if n_prefix == 0:\n        os._exit(7)\n"
-                       "    i = np.arange(H_p * W_p)")
+                       "    i = np.arange(H_p * W_p)"))
     tests = by_name(grade_src(SLUG, src))
     assert tests["no_prefix"].status == "crashed"
     assert tests["no_prefix"].message == "the learner's process ended: exit code 7"
@@ -66,9 +66,9 @@ def test_os_exit_inside_a_call_is_a_crash(grade_src):
 
 
 def test_segfault_reports_the_signal(grade_src):
-    src = GOOD.replace("    i = np.arange(H_p * W_p)",
+    src = edit_source(GOOD, ("    i = np.arange(H_p * W_p)",
                        "    import ctypes\n    if H_p == 1:\n        ctypes.string_at(0)\n"
-                       "    i = np.arange(H_p * W_p)")
+                       "    i = np.arange(H_p * W_p)"))
     tests = by_name(grade_src(SLUG, src))
     assert tests["smallest_grid"].status == "crashed"
     assert tests["smallest_grid"].message == "the learner's process ended: signal SIGSEGV"
@@ -76,8 +76,8 @@ def test_segfault_reports_the_signal(grade_src):
 
 
 def test_exception_shows_type_message_and_only_learner_lines(grade_src):
-    src = GOOD.replace("    return m\n", "    return helper(m)\n\ndef helper(m):\n"
-                       "    raise KeyError('no such key')\n")
+    src = edit_source(GOOD, ("    return m\n", "    return helper(m)\n\ndef helper(m):\n"
+                       "    raise KeyError('no such key')\n"))
     t = by_name(grade_src(SLUG, src))["square_grid_radius_1"]
     assert t.status == "error"
     assert t.message == "KeyError: 'no such key'"
@@ -119,7 +119,7 @@ def test_missing_function(grade_src):
 
 
 def test_wrong_shape_and_nan_get_diagnostics(grade_src):
-    src = GOOD.replace("    return m\n", "    return m[:, 1:]\n")
+    src = edit_source(GOOD, ("    return m\n", "    return m[:, 1:]\n"))
     t = by_name(grade_src(SLUG, src))["square_grid_radius_1"]
     assert t.status == "failed"
     assert "wrong shape: expected (10, 10), got (10, 9)" in t.message
@@ -127,7 +127,7 @@ def test_wrong_shape_and_nan_get_diagnostics(grade_src):
 
 
 def test_non_plain_return_value(grade_src):
-    src = GOOD.replace("    return m\n", "    return object()\n")
+    src = edit_source(GOOD, ("    return m\n", "    return object()\n"))
     t = by_name(grade_src(SLUG, src))["square_grid_radius_1"]
     assert t.status == "failed"
     assert t.message.startswith("the function returned an object of type object, which is "
@@ -135,8 +135,8 @@ def test_non_plain_return_value(grade_src):
 
 
 def test_output_is_captured_and_capped(grade_src):
-    src = GOOD.replace("    return m\n", "    print('x' * 100_000)\n    print('after')\n"
-                       "    return m\n")
+    src = edit_source(GOOD, ("    return m\n", "    print('x' * 100_000)\n    print('after')\n"
+                       "    return m\n"))
     t = by_name(grade_src(SLUG, src))["square_grid_radius_1"]
     assert t.status == "passed"
     assert "[output truncated:" in t.output

@@ -1,7 +1,7 @@
 """attention_rollout through the real grader: reference, stub, and every known mistake."""
 
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 
@@ -35,15 +35,15 @@ def test_stub_scores_zero(grade_src):
 def test_known_mistakes_are_named(grade_src, old, new, test, mistake):
     src = reference_source(SLUG)
     assert old in src
-    t = by_name(grade_src(SLUG, src.replace(old, new)))[test]
+    t = by_name(grade_src(SLUG, edit_source(src, (old, new))))[test]
     assert t.status == "failed"
     assert t.mistake == mistake
     assert t.mistake_message.startswith("Your output matches")
 
 
 def test_missing_validation_fails_the_invalid_arguments_test(grade_src):
-    src = reference_source(SLUG).replace(
-        '        raise ValueError("A_layers is empty', '        print("')
+    src = edit_source(reference_source(SLUG), (
+        '        raise ValueError("A_layers is empty', '        print("'))
     t = by_name(grade_src(SLUG, src))["invalid_arguments_raise"]
     assert t.status == "failed"
     assert "should raise ValueError, but it returned normally" in t.message

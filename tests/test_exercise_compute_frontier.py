@@ -4,7 +4,7 @@ import importlib.util
 import math
 
 import pytest
-from conftest import by_name, grade_file, reference_source
+from conftest import by_name, edit_source, grade_file, reference_source
 
 from grader import catalog
 
@@ -76,7 +76,7 @@ def test_known_mistakes_are_named(grade_src, edits, test, mistake):
     src = reference_source(SLUG)
     for old, new in edits:
         assert src.count(old) == 1, old
-        src = src.replace(old, new)
+        src = edit_source(src, (old, new))
     tests = by_name(grade_src(SLUG, src))
     assert tests[test].status == "failed"
     assert tests[test].mistake == mistake
@@ -86,14 +86,15 @@ def test_known_mistakes_are_named(grade_src, edits, test, mistake):
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
     src = reference_source(SLUG)
     # No validation: compute 0 slips through instead of raising.
-    lax = src.replace("    if not (np.all(np.isfinite(c)) and np.all(c > 0)):",
-                      "    if False:")
+    lax = edit_source(src, ("    if not (np.all(np.isfinite(c)) and np.all(c > 0)):",
+                      "    if False:"))
     tests = by_name(grade_src(SLUG, lax))
     assert tests["frontier_invalid_arguments_raise"].status == "failed"
     assert "should raise ValueError" in tests["frontier_invalid_arguments_raise"].message
     assert tests["frontier_table6_vits"].status == "passed"
     # A range check one point too wide: below the cheapest frontier model it returns a number.
-    edge = src.replace("    if not fa[0] <= t <= fa[-1]:", "    if not fa[0] - 1 <= t <= fa[-1]:")
+    edge = edit_source(src, ("    if not fa[0] <= t <= fa[-1]:",
+                             "    if not fa[0] - 1 <= t <= fa[-1]:"))
     test = by_name(grade_src(SLUG, edge))["match_outside_range_is_nan"]
     assert test.status == "failed"
     assert "where NaN was expected" in test.message

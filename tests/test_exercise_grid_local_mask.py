@@ -1,7 +1,7 @@
 """grid_local_mask through the real grader: reference, stub, and every known mistake."""
 
 import pytest
-from conftest import CHEBYSHEV, by_name, grid_window, reference_source
+from conftest import CHEBYSHEV, by_name, edit_source, grid_window, reference_source
 
 SLUG = "grid_local_mask"
 ONES = "mask = np.ones((T, T), dtype=bool)"
@@ -15,7 +15,7 @@ def test_reference_scores_full_marks(grade_src):
 
 def test_the_window_computed_patch_by_patch_scores_full_marks(grade_src):
     """The base of the variants below: the reference with its window computed patch by patch."""
-    src = reference_source(SLUG).replace(*grid_window(f"near = {CHEBYSHEV} <= radius"))
+    src = edit_source(reference_source(SLUG), grid_window(f"near = {CHEBYSHEV} <= radius"))
     assert grade_src(SLUG, src).score == 9
 
 
@@ -43,7 +43,7 @@ def test_the_window_computed_patch_by_patch_scores_full_marks(grade_src):
 def test_known_mistakes_are_named(grade_src, old, new, mistake, test):
     src = reference_source(SLUG)
     assert src.count(old) == 1
-    result = grade_src(SLUG, src.replace(old, new))
+    result = grade_src(SLUG, edit_source(src, (old, new)))
     tests = by_name(result)
     assert tests[test].status == "failed"
     assert tests[test].mistake == mistake
@@ -53,10 +53,10 @@ def test_known_mistakes_are_named(grade_src, old, new, mistake, test):
 
 
 def test_the_half_free_prefix_names_no_border_cause(grade_src):
-    """The issue's case: the prefix row free, the prefix column forgotten. Every failure names
+    """A half-free prefix: the prefix row free, the prefix column forgotten. Every failure names
     the mistake; nothing speaks of edges or borders."""
-    src = reference_source(SLUG).replace(
-        ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:n_prefix, :] = True")
+    src = edit_source(reference_source(SLUG), (
+        ONES, "mask = np.zeros((T, T), dtype=bool)\n    mask[:n_prefix, :] = True"))
     failed = [t for t in grade_src(SLUG, src).tests if not t.passed]
     assert [t.name for t in failed] == ["square_grid_radius_1", "radius_0", "non_square_grid",
                                         "several_prefix_tokens", "radius_covers_grid",

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 from grader.engine.plugin import load_reference
@@ -82,7 +82,7 @@ SRC = {
 def test_known_mistakes_are_named(grade_src, key, new, test, mistake):
     src = reference_source(SLUG)
     assert SRC[key] in src
-    result = grade_src(SLUG, src.replace(SRC[key], new))
+    result = grade_src(SLUG, edit_source(src, (SRC[key], new)))
     t = by_name(result)[test]
     assert t.status == "failed"
     assert t.mistake == mistake
@@ -92,8 +92,8 @@ def test_known_mistakes_are_named(grade_src, key, new, test, mistake):
 def test_wrong_fits_fail_the_measured_error_test(grade_src):
     """Reversed taps predict the slope with the wrong sign: the measured error is far above the
     prediction, and the message says by how much and what the tolerance is."""
-    src = reference_source(SLUG).replace(
-        SRC["ret_sk"], "return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0][::-1]")
+    src = edit_source(reference_source(SLUG), (
+        SRC["ret_sk"], "return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0][::-1]"))
     t = by_name(grade_src(SLUG, src))["measured_errors_track_predictions"]
     assert t.status == "failed"
     assert "shared kernel at N = 60: measured test error" in t.message
@@ -103,14 +103,14 @@ def test_wrong_fits_fail_the_measured_error_test(grade_src):
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
     src = reference_source(SLUG)
     # a ridge-regularised full map: close, but not the least-squares fit
-    ridge = src.replace(SRC["ret_fm"],
-                        "return np.linalg.solve(X.T @ X + 0.5 * np.eye(X.shape[1]), X.T @ Y)")
+    ridge = edit_source(src, (SRC["ret_fm"],
+                        "return np.linalg.solve(X.T @ X + 0.5 * np.eye(X.shape[1]), X.T @ Y)"))
     tests = by_name(grade_src(SLUG, ridge))
     over = tests["full_map_overdetermined"]
     assert over.status == "failed" and over.mistake is None
     assert "outside the tolerance" in over.message
     # no validation at all
-    lax = src.replace('    _check_rows(X, noise, "noise")\n', "")
+    lax = edit_source(src, ('    _check_rows(X, noise, "noise")\n', ""))
     tests = by_name(grade_src(SLUG, lax))
     assert tests["invalid_arguments_raise"].status == "failed"
     assert "should raise ValueError" in tests["invalid_arguments_raise"].message

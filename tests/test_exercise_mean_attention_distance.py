@@ -1,7 +1,7 @@
 """mean_attention_distance through the real grader: reference, stub, every known mistake."""
 
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 
@@ -23,7 +23,7 @@ def test_stub_scores_zero(grade_src):
 @pytest.mark.parametrize("old, new, test, mistake", [
     ("patches = patches / patches.sum(axis=-1, keepdims=True)", "pass",
      "prefix_weight_is_renormalised", "no_renormalisation"),
-    (DIST, DIST.replace("P * ", ""), "one_image", "distance_in_patches"),
+    (DIST, edit_source(DIST, ("P * ", "")), "one_image", "distance_in_patches"),
     (DIST, "dist = P * (np.abs(rows[:, None] - rows[None, :]) + "
      "np.abs(cols[:, None] - cols[None, :]))", "one_image", "manhattan_distance"),
     ("rows, cols = idx // W_p, idx % W_p", "rows, cols = idx // H_p, idx % H_p",
@@ -32,23 +32,23 @@ def test_stub_scores_zero(grade_src):
 def test_known_mistakes_are_named(grade_src, old, new, test, mistake):
     src = reference_source(SLUG)
     assert old in src
-    t = by_name(grade_src(SLUG, src.replace(old, new)))[test]
+    t = by_name(grade_src(SLUG, edit_source(src, (old, new))))[test]
     assert t.status == "failed"
     assert t.mistake == mistake
     assert t.mistake_message.startswith("Your output matches")
 
 
 def test_float32_result_is_judged_with_float32_tolerance(grade_src):
-    src = reference_source(SLUG).replace("return per_query.mean(axis=(0, 2))",
-                                         "return per_query.mean(axis=(0, 2)).astype(np.float32)")
+    src = edit_source(reference_source(SLUG), ("return per_query.mean(axis=(0, 2))",
+                                         "return per_query.mean(axis=(0, 2)).astype(np.float32)"))
     t = by_name(grade_src(SLUG, src))["one_image"]
     assert t.status == "passed"
     assert any("float32 tolerance" in n for n in t.notes)
 
 
 def test_off_by_a_little_reports_errors_and_tolerance(grade_src):
-    src = reference_source(SLUG).replace("return per_query.mean(axis=(0, 2))",
-                                         "return per_query.mean(axis=(0, 2)) * (1 + 1e-5)")
+    src = edit_source(reference_source(SLUG), ("return per_query.mean(axis=(0, 2))",
+                                         "return per_query.mean(axis=(0, 2)) * (1 + 1e-5)"))
     t = by_name(grade_src(SLUG, src))["one_image"]
     assert t.status == "failed" and t.mistake is None
     assert "outside the tolerance (rtol=1e-07, atol=1e-09)" in t.message

@@ -9,7 +9,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 
@@ -27,20 +27,21 @@ def _one_long_run(src: str) -> str:
     """Training that raises on the 12-patch layout, so only one long run is graded."""
     old = "    return _train(X, y, int(steps), float(lr), seed)"
     assert old in src
-    return src.replace(old, "    if X.shape[1] == 12:\n        raise NotImplementedError\n" + old)
+    return edit_source(src, (old, "    if X.shape[1] == 12:\n        raise NotImplementedError\n"
+                             + old))
 
 
 def _no_long_runs(src: str) -> str:
     """Training that still runs short (the exact 50-step test) but raises on the long runs."""
     old = "    return _train(X, y, int(steps), float(lr), seed)"
     assert old in src
-    return src.replace(old, "    if steps > 100:\n        raise NotImplementedError\n" + old)
+    return edit_source(src, (old, "    if steps > 100:\n        raise NotImplementedError\n" + old))
 
 
 def _edit(old: str, new: str) -> str:
     src = reference_source(SLUG)
     assert old in src, old
-    return src.replace(old, new)
+    return edit_source(src, (old, new))
 
 
 def _reference_module():
@@ -86,9 +87,9 @@ FORWARD = ("    H = (X @ v) @ _softmax_rows(Q).T          "
 
 
 @pytest.mark.parametrize("old, new, test, mistake", [
-    (FORWARD, FORWARD.replace("_softmax_rows(Q).T", "_softmax_rows(Q.T)"),
+    (FORWARD, edit_source(FORWARD, ("_softmax_rows(Q).T", "_softmax_rows(Q.T)")),
      "forward_small", "softmax_over_columns"),
-    (FORWARD, FORWARD.replace("_softmax_rows(Q).T", "_softmax_rows(Q)"),
+    (FORWARD, edit_source(FORWARD, ("_softmax_rows(Q).T", "_softmax_rows(Q)")),
      "forward_small", "attention_transposed"),
     ("return (H ** POWER + LINEAR * H).sum(axis=1)", "return (H ** POWER).sum(axis=1)",
      "forward_small", "no_linear_term"),

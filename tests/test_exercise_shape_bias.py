@@ -1,7 +1,7 @@
 """shape_bias through the real grader: reference, stub, every known mistake, wrong answers."""
 
 import pytest
-from conftest import by_name, grade_file, reference_source
+from conftest import by_name, edit_source, grade_file, reference_source
 
 from grader import catalog
 
@@ -32,7 +32,7 @@ def test_stub_scores_zero():
 def test_known_mistakes_are_named(grade_src, old, new, test, mistake):
     src = reference_source(SLUG)
     assert src.count(old) == 1
-    result = grade_src(SLUG, src.replace(old, new))
+    result = grade_src(SLUG, edit_source(src, (old, new)))
     tests = by_name(result)
     assert tests[test].status == "failed"
     assert tests[test].mistake == mistake
@@ -42,14 +42,14 @@ def test_known_mistakes_are_named(grade_src, old, new, test, mistake):
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
     src = reference_source(SLUG)
     # No length check: unequal lengths broadcast silently instead of raising.
-    no_check = src.replace("    if not len(pred) == len(shape) == len(texture):",
-                           "    if False:")
+    no_check = edit_source(src, ("    if not len(pred) == len(shape) == len(texture):",
+                           "    if False:"))
     tests = by_name(grade_src(SLUG, no_check))
     assert tests["unequal_lengths_raise"].status == "failed"
     assert "should raise ValueError" in tests["unequal_lengths_raise"].message
     assert tests["seed_six_trials"].status == "passed"
     # A percentage instead of a fraction.
-    percent = src.replace("return n_shape / decided", "return 100 * n_shape / decided")
+    percent = edit_source(src, ("return n_shape / decided", "return 100 * n_shape / decided"))
     test = by_name(grade_src(SLUG, percent))["seed_six_trials"]
     assert test.status == "failed" and test.mistake is None
     assert "expected 0.6, got 60" in test.message

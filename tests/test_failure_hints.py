@@ -11,7 +11,14 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import CHEBYSHEV, by_name, grid_window, reference_source, reference_variant
+from conftest import (
+    CHEBYSHEV,
+    by_name,
+    edit_source,
+    grid_window,
+    reference_source,
+    reference_variant,
+)
 
 from grader import catalog
 from grader.engine import hints
@@ -23,7 +30,7 @@ ROLLOUT = "attention_rollout"
 CONV = "conv_via_attention"
 
 # grid_local_mask: the reference, then one failure per test, keyed by the test's arguments.
-GRID_KINDS = reference_source(GRID).replace("def grid_local_mask(", "def _reference(") + \
+GRID_KINDS = edit_source(reference_source(GRID), ("def grid_local_mask(", "def _reference(")) + \
     textwrap.dedent('''
 
     def grid_local_mask(H_p, W_p, radius, n_prefix=1):
@@ -49,7 +56,7 @@ GRID_KINDS = reference_source(GRID).replace("def grid_local_mask(", "def _refere
     ''')
 
 # grid_local_mask: right on every small input, wrong on the large one; TypeError for bad input.
-GRID_LARGE = reference_source(GRID).replace("def grid_local_mask(", "def _reference(") + \
+GRID_LARGE = edit_source(reference_source(GRID), ("def grid_local_mask(", "def _reference(")) + \
     textwrap.dedent('''
 
     def grid_local_mask(H_p, W_p, radius, n_prefix=1):
@@ -61,7 +68,8 @@ GRID_LARGE = reference_source(GRID).replace("def grid_local_mask(", "def _refere
         return m
     ''')
 
-ROLLOUT_KINDS = reference_source(ROLLOUT).replace("def attention_rollout(", "def _reference(") \
+ROLLOUT_KINDS = edit_source(reference_source(ROLLOUT),
+                            ("def attention_rollout(", "def _reference(")) \
     + textwrap.dedent('''
 
     def attention_rollout(A_layers, n_prefix, H_p, W_p):
@@ -161,9 +169,9 @@ def test_nan_next_to_large_inputs_guesses_no_overflow(grade_src):
     """NaN where the inputs are large: the generic sources of NaN, not "exp overflowed" (the
     inputs' size is no evidence of an exp), and not the test's hint, which is about other
     kinds of failure."""
-    src = reference_source(CONV).replace(
+    src = edit_source(reference_source(CONV), (
         '    alpha = float(alpha)\n', '    alpha = float(alpha)\n    if alpha > 1000:\n'
-        '        return float("nan")\n', 1)
+        '        return float("nan")\n'))
     t = by_name(grade_src(CONV, src))["rho_extremes"]
     assert t.kind == "nan" and t.kind_hint.startswith("NaN comes from 0/0")
     assert "overflows" not in t.kind_hint and "subtract" not in t.kind_hint.lower()
@@ -203,7 +211,7 @@ def _grid_mask(T=10, n_prefix=1):
 
 
 def test_a_wrong_column_is_said_where_it_is_not_why():
-    """The issue's case: the prefix column forgotten. The values are wrong in column 0 (an
+    """A grid mask with the prefix column forgotten. The values are wrong in column 0 (an
     edge of the array): the hint says so, and guesses no cause from the place."""
     expected = _grid_mask()
     actual = expected.copy()
@@ -310,7 +318,7 @@ def test_every_test_hint_of_the_pack_declares_its_failure_kinds(ex):
 # -- a test's own hint only where it fits the failure ---------------------------------------------
 
 def test_no_test_hint_beside_a_known_mistake(grade_src):
-    """The issue's case: conv_via_attention without wrap-around. The mistake is named; no
+    """conv_via_attention without wrap-around, a known mistake. The mistake is named; no
     test's hint is shown beside it (large_alpha_stays_finite's is about NaN)."""
     src = reference_variant(
         CONV,

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import edit_source
 
 from grader import catalog
 from grader.engine import check as check_module
@@ -265,8 +266,8 @@ def test_hidden_tests_carry_no_map_output_or_description(graded_run):
 
 
 def test_the_full_level_still_shows_everything(tmp_path):
-    src = catalog.get("grid_local_mask").solution.read_text().replace("return mask",
-                                                                        "return ~mask")
+    src = edit_source(catalog.get("grid_local_mask").solution.read_text(), ("return mask",
+                                                                        "return ~mask"))
     path = tmp_path / "grid_local_mask.py"
     path.write_text(src)
     result = grade({"grid_local_mask": path}, submission="full")

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import edit_source
 
 from grader import catalog
 from grader.report import gradebooks
@@ -37,7 +38,7 @@ def with_roster(tmp_path_factory):
     base = tmp_path_factory.mktemp("roster")
     (base / "roster.csv").write_text(ROSTER)
     (base / "assignment.toml").write_text(ASSIGNMENT)
-    for who, src in (("ann", REF), ("bob", REF.replace("return mask", "return ~mask")),
+    for who, src in (("ann", REF), ("bob", edit_source(REF, ("return mask", "return ~mask"))),
                      ("zed", REF)):
         (base / "class" / who).mkdir(parents=True)
         (base / "class" / who / f"{SLUG}.py").write_text(src)
@@ -98,8 +99,8 @@ def test_moodle_csv_maps_the_roster_logins(with_roster):
 def _canvas_zip(path: Path) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr(f"smithann_12345_900_{SLUG}.py", REF)
-        zf.writestr(f"jonesbob_late_67890_901_{SLUG}.py", REF.replace("return mask",
-                                                                     "return ~mask"))
+        zf.writestr(f"jonesbob_late_67890_901_{SLUG}.py", edit_source(REF, ("return mask",
+                                                                     "return ~mask")))
     return path
 
 

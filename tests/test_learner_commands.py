@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_driver import invoke as run
+from conftest import edit_source
 
 from grader import catalog
 from grader.commands import workspace
@@ -131,8 +132,8 @@ def test_progress_counts_attempts_best_score_and_mastery_across_runs(project):
     mine = project / "exercises" / "grid_local_mask.py"
     run("grid_local_mask", "-q")  # the untouched stub: not an attempt
     assert _progress("grid_local_mask")["attempts"] == 0
-    broken = (SOLUTIONS / "grid_local_mask.py").read_text().replace(
-        "if radius < 0:", "if radius < -5:")
+    broken = edit_source((SOLUTIONS / "grid_local_mask.py").read_text(), (
+        "if radius < 0:", "if radius < -5:"))
     mine.write_text(broken)
     run("grid_local_mask", "-q")
     run("grid_local_mask", "-q")  # the same content again: not a new attempt

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import edit_source
 
 from grader import catalog
 from grader.bulk.layouts import discover
@@ -23,7 +24,7 @@ GRADE = str(Path(sys.executable).with_name("grade"))
 SLUG, OTHER = "grid_local_mask", "attention_rollout"
 SLUGS = [SLUG, OTHER]
 REF = catalog.get(SLUG).solution.read_text()
-WRONG = REF.replace("return mask", "return ~mask")
+WRONG = edit_source(REF, ("return mask", "return ~mask"))
 # A worksheet as Moodle 4.x writes it (English, online text and feedback comments enabled).
 HEADER = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
           "Grade can be changed", "Last modified (submission)", "Online text",

@@ -1,5 +1,5 @@
 """Points mean work: no points for raising on every call, for a model that only keeps the
-symmetries, or for keeping a source rule (issue 12, "Points for nothing").
+symmetries, or for keeping a source rule: a point is earned by work the exercise asks for.
 
 Each case is graded through the real grader (a worker runs the file, the hidden suites
 decide), as a learner's file would be."""
@@ -89,6 +89,7 @@ def test_a_catch_all_exception_is_not_the_one_the_statement_names(tmp_path):
     """Right values, but invalid arguments raise a class that is also TypeError, KeyError, ...:
     the raises tests fail and say why; a plain subclass of ValueError passes."""
     slug = "grid_local_mask"
+    assert reference_source(slug).count("raise ValueError(") == 3  # each raise is replaced
     catch_all = (reference_source(slug).replace("raise ValueError(", "raise Everything(")
                  + "\n\n" + EVERYTHING)
     subclass = (reference_source(slug).replace("raise ValueError(", "raise MaskError(")
@@ -275,3 +276,62 @@ def test_keeping_a_rule_earns_nothing_and_breaking_it_fails(tmp_path):
     conv = _grade(tmp_path / "hidden", {CONV: hidden})[CONV]
     assert by_name(conv)["rule_no_convolution_routine"].passed      # not caught: no points
     assert conv.max_score == catalog.get(CONV).points == 16
+
+
+# -- (d) trivial answers ----------------------------------------------------------------------
+
+SQUARE_GRID = edit_source(reference_source("mean_attention_distance"), (
+    "rows, cols = idx // W_p, idx % W_p",
+    "w = round(np.sqrt(H_p * W_p))  # assumes a square grid\n    rows, cols = idx // w, idx % w"))
+FIXED_TRAINING = edit_source(reference_source("positional_attention"), (
+    "    return _train(X, y, int(steps), float(lr), seed)",
+    "    return 3.0 * np.eye(X.shape[1]), np.zeros(X.shape[2])"))
+
+FIXED_KERNEL = edit_source(reference_source("inductive_bias_toy"), (
+    "    return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0]",
+    "    return np.array([1.0, 0.0, -1.0])"))
+
+NO_MEASURING = reference_source("shift_equivariance") + (
+    "\n\ndef equivariance_error(f, x, shift, stride=1):\n    return 0.0\n"
+    "\n\ndef which_shifts_commute(f, x, stride=1, tol=1e-8):\n"
+    "    return list(range(0, np.shape(x)[2], stride))\n")
+
+PLAIN_XCORR = reference_source("conv_via_attention") + (
+    "\n\ndef conv_via_attention(X, W_conv, alpha):  # np.roll, alpha ignored\n"
+    "    X, W_conv = np.asarray(X, float), np.asarray(W_conv, float)\n"
+    "    k = W_conv.shape[2]\n"
+    "    if X.ndim == 2:\n"
+    "        return sum(np.roll(X, k // 2 - u, axis=0) @ W_conv[:, :, u].T for u in range(k))\n"
+    "    return sum(np.roll(X, (k // 2 - u, k // 2 - v), axis=(0, 1)) @ W_conv[:, :, u, v].T\n"
+    "               for u in range(k) for v in range(k))\n")
+
+ZERO_TOKENS = edit_source(reference_source("patch_vit"), (
+    "        return self.encoder(tokens)", "        return torch.zeros_like(tokens)"))
+PATCH_VIT_FORMAT = {"output_shape_and_device", "parameter_count",
+                    "parameter_count_with_positions"}  # "format only" in the statement
+
+
+def test_tokens_of_zeros_earn_only_the_format_points(grade_src):
+    result = grade_src("patch_vit", ZERO_TOKENS)
+    assert {t.name for t in result.tests if t.score} == PATCH_VIT_FORMAT
+    assert result.score == 3
+
+
+@pytest.mark.parametrize("slug, src, tests", [
+    ("mean_attention_distance", SQUARE_GRID, ""),
+    ("positional_attention", FIXED_TRAINING, "training_"),
+    ("inductive_bias_toy", FIXED_KERNEL, "measured_errors"),
+    ("shift_equivariance", NO_MEASURING, ("stride", "pair", "patch_embedding", "positions",
+                                          "transformer", "zero", "invalid", "large_map",
+                                          "which")),
+    ("conv_via_attention", PLAIN_XCORR, ("one", "two", "seed", "error", "blurry", "alpha",
+                                         "smallest", "large", "invalid")),
+], ids=["mean_attention_distance_square_grid", "positional_attention_untrained_init",
+        "inductive_bias_toy_fixed_kernel", "shift_equivariance_nothing_measured",
+        "conv_via_attention_alpha_ignored"])
+def test_trivial_answers_score_nothing(grade_src, slug, src, tests):
+    """A trivial answer (or a trivial function in an otherwise right file) earns nothing in
+    the tests (named ``tests...``) of what it stands for."""
+    scored = [(t.name, t.score) for t in grade_src(slug, src).tests
+              if t.name.startswith(tests) and t.score]
+    assert scored == []

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import edit_source
 
 from grader import catalog
 from grader.engine import check as check_module
@@ -154,7 +155,7 @@ def _student_files(folder: Path, wrong: bool) -> Path:
     for slug in EXERCISES:
         src = catalog.get(slug).solution.read_text()
         if wrong and slug in WRONG:
-            src = src.replace(*WRONG[slug])
+            src = edit_source(src, WRONG[slug])
         (folder / f"{slug}.py").write_text(src)
     return folder
 

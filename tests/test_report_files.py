@@ -34,5 +34,7 @@ def test_report_modes(tmp_path, private, file_mode, dir_mode):
     for path in [out, *written]:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode == (dir_mode if path.is_dir() else file_mode), (path, oct(mode))
-    for expected in cache.glob("expected*"):
+    cached = list(cache.glob("expected*"))
+    assert cached, list(cache.iterdir())
+    for expected in cached:
         assert stat.S_IMODE(expected.stat().st_mode) == 0o700

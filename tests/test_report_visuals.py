@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import by_name, grid_window, reference_source
+from conftest import by_name, edit_source, grid_window, reference_source
 
 from grader import catalog
 from grader.engine.results import SubmissionResult
@@ -18,7 +18,7 @@ from grader.engine.runner import grade
 from grader.report.html import render, write_report
 
 GRID, ROLLOUT, CONV = "grid_local_mask", "attention_rollout", "conv_via_attention"
-MANHATTAN = reference_source(GRID).replace(*grid_window(
+MANHATTAN = edit_source(reference_source(GRID), grid_window(
     "near = (np.abs(rows[:, None] - rows[None, :]) +\n"
     "            np.abs(cols[:, None] - cols[None, :])) <= radius"))
 
@@ -68,9 +68,9 @@ def test_a_hidden_test_shows_where_and_how_much_never_what(manhattan, tmp_path):
 def test_hidden_float_results_never_show_the_expected_values(grade_src):
     """A hidden test off by a constant: neither its message nor its diagnostics, figure or
     JSON contain any expected value (the public test's do)."""
-    src = reference_source(ROLLOUT).replace(
+    src = edit_source(reference_source(ROLLOUT), (
         "    return R[0, n_prefix:].reshape(H_p, W_p)",
-        "    return R[0, n_prefix:].reshape(H_p, W_p) + (0.01 if len(layers) == 6 else 0.02)")
+        "    return R[0, n_prefix:].reshape(H_p, W_p) + (0.01 if len(layers) == 6 else 0.02)"))
     tests = by_name(grade_src(ROLLOUT, src))
     from grader.suites.test_attention_rollout import _layers
 
@@ -102,19 +102,19 @@ def test_large_results_are_drawn_in_blocks(manhattan):
 
 
 def test_three_d_results_show_the_worst_slice_and_one_d_a_line(grade_src):
-    src = reference_source(CONV).replace(
+    src = edit_source(reference_source(CONV), (
         "    return np.einsum(\"uvrcx,oxuv->rco\", Z, W_conv)",
         "    out = np.einsum(\"uvrcx,oxuv->rco\", Z, W_conv)\n"
         "    if out.shape == (5, 6, 3):\n"
         "        out[2, 3, 1] += 0.5\n"
-        "    return out")
+        "    return out"))
     t = by_name(grade_src(CONV, src))["two_d_small"]
     fig = t.figures[0]
     assert fig["type"] == "heatmap" and fig["slice"] == "[:, :, 1]" and fig["shape"] == [5, 6]
     assert fig["worst"] == [2, 3] and fig["full_shape"] == [5, 6, 3]
-    mad = reference_source("mean_attention_distance").replace(
+    mad = edit_source(reference_source("mean_attention_distance"), (
         "    return per_query.mean(axis=(0, 2))", "    return per_query.mean(axis=(0, 2)) * "
-        "np.array([1.0, 1.5])[:per_query.shape[1]].sum()")
+        "np.array([1.0, 1.5])[:per_query.shape[1]].sum()"))
     t = by_name(grade_src("mean_attention_distance", mad))["one_image"]
     fig = t.figures[0]
     assert fig["type"] == "line" and len(fig["expected"]) == 2 and len(fig["actual"]) == 2
@@ -133,9 +133,9 @@ def test_passing_solutions_draw_their_curves_from_the_learners_outputs(tmp_path)
     # a learner whose rho is half the reference's: error_tracks_rho still passes (it measures
     # the learner's convolution) and the curve shows the learner's own rho
     half = tmp_path / "conv_via_attention.py"
-    half.write_text(reference_source(CONV).replace(
+    half.write_text(edit_source(reference_source(CONV), (
         "    return float(2.0 * np.exp(-alpha * z**2).sum())",
-        "    return float(np.exp(-alpha * z**2).sum())"))
+        "    return float(np.exp(-alpha * z**2).sum())")))
     files["conv_via_attention"] = half
     result = grade(files, submission="curves")
     curves = {e.exercise: [f for t in e.tests for f in t.figures if f["type"] == "curve"]

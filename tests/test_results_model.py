@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import reference_variant
 
-from grader import catalog
 from grader.engine import results
 from grader.engine.results import (
     ExerciseResult,
@@ -50,8 +50,7 @@ def test_every_status_round_trips():
 
 def test_a_real_results_json_round_trips(tmp_path):
     path = tmp_path / "grid_local_mask.py"
-    path.write_text(catalog.get("grid_local_mask").solution.read_text()
-                    .replace("return mask", "return ~mask"))
+    path.write_text(reference_variant("grid_local_mask", ("return mask", "return ~mask")))
     result = grade({"grid_local_mask": path, "shape_bias": None}, submission="w")
     data = json.loads(json.dumps(result.to_dict()))
     assert results.from_dict(data).to_dict() == data

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cli_driver import invoke as run
 from click.testing import CliRunner
+from conftest import reference_variant
 
 from grader import catalog
 from grader.cli import main
@@ -89,11 +90,12 @@ def test_a_sandbox_that_cannot_start_makes_the_submission_ungradable(tmp_path, m
 
 
 def test_numpy_only_workers_never_import_torch(grade_src):
-    src = catalog.get(SLUG).solution.read_text().replace(
-        "    idx = np.arange(H_p * W_p)",
-        "    import sys\n    if 'torch' in sys.modules:\n        raise RuntimeError('torch')\n"
-        "    idx = np.arange(H_p * W_p)")
-    assert grade_src(SLUG, src).score == 9
+    line = "    r, c = np.arange(H_p), np.arange(W_p)\n"
+    src = reference_variant(SLUG, (line, "    import sys\n    if 'torch' in sys.modules:\n"
+                                         "        raise RuntimeError('torch was imported')\n"
+                                         + line))
+    result = grade_src(SLUG, src)
+    assert result.score == result.max_score == 9, [t.message for t in result.tests]
 
 
 def test_workers_start_without_the_fork_server_too(tmp_path):

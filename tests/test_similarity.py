@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
+from conftest import edit_source
+
 from grader import catalog, similarity
 from grader.report import similarity as report
 
@@ -250,8 +252,8 @@ def _submissions(root: Path, sources: dict[str, str]) -> list[SimpleNamespace]:
 
 def test_page_and_csv(tmp_path):
     sources = make_sources()
-    sources["z_evil"] = sources["p_copy"].replace(
-        "grid too small", "</pre><script>alert(1)</script>\x1b[2J")
+    sources["z_evil"] = edit_source(sources["p_copy"], (
+        "grid too small", "</pre><script>alert(1)</script>\x1b[2J"))
     subs = _submissions(tmp_path / "class", sources)
     page = report.write_similarity(tmp_path / "out", subs, [SLUG], title="Week 3")
     html = page.read_text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from conftest import by_name, reference_source
+from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 from grader.suite import rules_in
@@ -23,9 +23,9 @@ def test_rules_are_declared_and_counted_in_the_points():
 
 
 def test_convolution_routine_breaks_the_rule_however_it_is_named(grade_src):
-    src = reference_source(CONV).replace("import numpy as np\n", (
+    src = edit_source(reference_source(CONV), ("import numpy as np\n", (
         "import numpy as np\n"
-        "from numpy import convolve as smooth\n"), 1) + (
+        "from numpy import convolve as smooth\n"))) + (
         "\n\ndef _helpers(x):\n"
         "    spectrum = np.fft.rfft(x)\n"
         "    corr = getattr(np, 'correlate')\n"

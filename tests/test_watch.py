@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from cli_driver import Session
 from click.testing import CliRunner
+from conftest import edit_source
 
 from grader import catalog
 from grader.cli import main
@@ -46,7 +47,7 @@ def test_watch_regrades_the_saved_file_says_what_changed_and_takes_keys(project)
         report = json.loads((project / "reports" / "results.json").read_text())
         assert [e["exercise"] for e in report["exercises"]] == ["grid_local_mask", "shape_bias"]
 
-        target.write_text(solution.replace("if radius < 0:", "if radius < -5:"))
+        target.write_text(edit_source(solution, ("if radius < 0:", "if radius < -5:")))
         third = s.until("watching for changes")
         assert "Since the last run: 1 test now fails: invalid_arguments_raise" in third
 

@@ -116,8 +116,8 @@ def check_address(scheduler: str, *, allow_insecure: bool = False) -> str | None
     raises ``ClusterError`` for one not accepted (``allow_insecure`` False)."""
     risk = insecure_risk(scheduler)
     if risk is not None and not allow_insecure:
-        raise ClusterError(f"--scheduler {risk}; use a tls:// address (see the README, "
-                           f"\"Grading on a cluster\") or pass {INSECURE_FLAG} to accept that")
+        raise ClusterError(f"--scheduler {risk}; use a tls:// address (see docs/cluster.md) "
+                           f"or pass {INSECURE_FLAG} to accept that")
     return None if risk is None else f"warning: --scheduler {risk}"
 
 
@@ -162,8 +162,8 @@ def _remote_security(scheduler: str) -> Any:
     if not (security.tls_ca_file and security.tls_client_cert):
         raise ClusterError(f"--scheduler {scheduler}: the Dask configuration has no TLS "
                            "credentials for this client (distributed.comm.tls.ca-file and "
-                           "distributed.comm.tls.client.cert/key; see the README, \"Grading "
-                           "on a cluster\")")
+                           "distributed.comm.tls.client.cert/key; see "
+                           "docs/cluster.md)")
     return security
 
 

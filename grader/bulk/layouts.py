@@ -30,7 +30,7 @@ read as any layout at all (nothing given, a path that does not exist, a folder t
 sub-folders and zips, a zip that is neither a Canvas nor a Moodle download) raises
 ``ValueError`` with one sentence, for the CLI to report as a usage error.
 
-Decisions where the issue is silent:
+Decisions on cases the download formats leave open:
 
 - Canvas ids are ``<name>_<userid>`` (readable in the report, unique by user id); the Canvas user
   id is ``id.rsplit("_", 1)[1]``. Limits apply per student there (their members together), not

@@ -124,7 +124,7 @@ def _gradebooks(out: Path, title: str, results: list, people: list, roster,
               help="Report folder: index.html, grades.csv, junit.xml, one folder per submission.")
 @click.option("--assignment", "assignment_file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), help="An assignment.toml: its exercises, points, time limits, "
-              "due date and feedback level (see the README).")
+              "due date and feedback level (see docs/teacher.md).")
 @click.option("--exercises", help="Comma-separated exercises to grade (default: the "
               "assignment's, else those found in at least one submission).")
 @click.option("--feedback", type=click.Choice(["graded", "full"]), default=None,
@@ -136,8 +136,7 @@ def _gradebooks(out: Path, title: str, results: list, people: list, roster,
 @click.option("--scheduler", metavar="ADDRESS|local:N", help="Grade on a Dask cluster: a "
               "scheduler's address (tls://host:8786, with the Dask configuration's TLS "
               "credentials), or local:N for N worker processes on this machine (TLS, "
-              "loopback). Workers grade at strict isolation (see the README, \"Grading on a "
-              "cluster\").")
+              "loopback). Workers grade at strict isolation (see docs/cluster.md).")
 @click.option("--allow-insecure-cluster", is_flag=True, help="Accept a plain tcp:// scheduler "
               "(no encryption, no authentication: whoever reaches it runs code as you on "
               "every worker); use tls:// instead.")
@@ -155,7 +154,7 @@ def _gradebooks(out: Path, title: str, results: list, people: list, roster,
                    "in the class report and grades.csv.")
 @click.option("--adjust", "adjust_file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), help="A CSV or TOML file of adjustments (student, points or "
-              "total, comment), applied after grading to every export (see the README).")
+              "total, comment), applied after grading to every export (see docs/teacher.md).")
 @isolation_option
 @private_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")

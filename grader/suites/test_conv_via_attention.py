@@ -254,13 +254,15 @@ def test_seed_head_weights(check, learner):
         hint_for=("values", "shape", "raised"))
 def test_one_d_limit_is_cross_correlation(check, learner):
     """1-D, alpha = 40: equal to the circular cross-correlation for k = 1, 3, 5 and several
-    channel counts (1 -> 1, 3 -> 2, 4 -> 4)."""
+    channel counts (1 -> 1, 3 -> 2, 4 -> 4); at alpha = 3, not yet the limit, the reference's
+    blur."""
     for i, (n, C, C_out, k) in enumerate([(9, 1, 1, 3), (10, 3, 2, 5), (7, 4, 4, 3),
                                           (6, 2, 3, 1), (11, 4, 4, 5)]):
         X, W = _data(10 + i, (n, C), (C_out, C, k))
         check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W), **LIMIT_TOL,
                     what=f"n={n}, C={C}, C_out={C_out}, k={k}, alpha=40 against the circular "
                          f"cross-correlation", mistake_call=(F, (X, W, 40.0), {}))
+    check.call(F, X, W, 3.0)
 
 
 @graded(2, "In 2-D tap (u, v) of W_conv[o, c', u, v] reads X[(r + u - a) mod H, (c + v - a) "
@@ -268,7 +270,8 @@ def test_one_d_limit_is_cross_correlation(check, learner):
         hint_for=("values", "shape", "raised"))
 def test_two_d_limit_is_cross_correlation(check, learner):
     """2-D, alpha = 40, non-square images: equal to the circular cross-correlation for
-    k = 1, 3, 5 and several channel counts."""
+    k = 1, 3, 5 and several channel counts; at alpha = 3, not yet the limit, the reference's
+    blur."""
     for i, (H, Wd, C, C_out, k) in enumerate([(5, 7, 1, 1, 3), (6, 4, 3, 2, 3),
                                               (7, 6, 2, 2, 5), (4, 5, 2, 3, 1),
                                               (6, 8, 4, 4, 3)]):
@@ -276,6 +279,7 @@ def test_two_d_limit_is_cross_correlation(check, learner):
         check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W), **LIMIT_TOL,
                     what=f"H={H}, W={Wd}, C={C}, C_out={C_out}, k={k}, alpha=40 against the "
                          f"circular cross-correlation", mistake_call=(F, (X, W, 40.0), {}))
+    check.call(F, X, W, 3.0)
 
 
 @graded(1, "Each head's error is its off-target mass times a difference of pixels, and the "
@@ -361,7 +365,8 @@ def test_smallest_sizes(check):
            "inf, and inf/inf is NaN.",
         hint_for=("nan", "inf"))
 def test_large_alpha_stays_finite(check, learner):
-    """alpha = 1e4 in 1-D and 2-D: finite, and equal to the cross-correlation."""
+    """alpha = 1e4 in 1-D and 2-D: finite, and equal to the cross-correlation; the same
+    inputs at alpha = 4 give the reference's blur."""
     for i, (xs, ws) in enumerate([((9, 2), (3, 2, 3)), ((5, 6, 2), (2, 2, 3, 3))]):
         X, W = _data(60 + i, xs, ws)
         out = check.array(learner.conv_via_attention(X, W, 1e4), "conv_via_attention's "
@@ -374,6 +379,7 @@ def test_large_alpha_stays_finite(check, learner):
                                f"reference's are all finite", mistake=known, kind="nan")
         check.equal(out, _xcorr(X, W), **LIMIT_TOL, what="alpha = 1e4 against the circular "
                     "cross-correlation", mistake_call=(F, (X, W, 1e4), {}))
+        check.call(F, X, W, 4.0)
 
 
 @graded(1, "Check the arguments before computing: X and W_conv must agree on the number of "

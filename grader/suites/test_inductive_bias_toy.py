@@ -301,19 +301,23 @@ def test_measured_errors_track_predictions(check, learner):
     500 fresh rows) must lie within 4 standard errors (the trials' sample standard deviation
     over sqrt(20)) plus 1% of the prediction, which covers the first-order formulas. The
     full map must be measurably worse than the shared kernel at N = 60 and better at N = 400.
-    The reference meets this with margin on every one of 300 grader seeds tried."""
+    The reference meets this with margin on every one of 300 grader seeds tried. The first
+    trial's w and W must be the least-squares fits of its rows (a fixed kernel, such as the
+    true one, is no fit)."""
     n, sigma, beta = 32, 0.5, 0.3
     idx = (np.arange(n)[:, None] + np.arange(3)[None, :] - 1) % n
-    means, ses = {}, {}
+    means, ses, firsts = {}, {}, {}
     trials = _error_trials(n, sigma, beta)
     for N in (60, 122, 400):
         errs = []
-        for X, Y, Xt, Yt in trials[N]:
+        for trial, (X, Y, Xt, Yt) in enumerate(trials[N]):
             w = check.array(learner.fit_shared_kernel(X, Y, 3), "fit_shared_kernel's w")
             W = check.array(learner.fit_full_map(X, Y), "fit_full_map's W")
             check.that(w.shape == (3,) and W.shape == (n, n),
                        f"expected w of shape (3,) and W of shape ({n}, {n}), got {w.shape} "
                        f"and {W.shape}", kind="shape")
+            if trial == 0:
+                firsts[N] = X, Y, w, W
             errs.append((np.mean((Yt - Xt[:, idx] @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
         errs = np.array(errs)
         means[N] = errs.mean(axis=0)
@@ -333,6 +337,11 @@ def test_measured_errors_track_predictions(check, learner):
                f"the full map should be worse than the shared kernel at N = 60 "
                f"({means[60][1]:.3f} vs {means[60][0]:.3f}) and better at N = 400 "
                f"({means[400][1]:.3f} vs {means[400][0]:.3f})")
+    for N, (X, Y, w, W) in firsts.items():
+        check.equal(w, check.expected(SK, X, Y, 3), rtol=1e-6, atol=1e-9,
+                    what=f"fit_shared_kernel's w on the first trial, N = {N}")
+        check.equal(W, check.expected(FM, X, Y), rtol=1e-6, atol=1e-9,
+                    what=f"fit_full_map's W on the first trial, N = {N}")
     check.notes.append("measured test errors (shared kernel, full map): " + "; ".join(
         f"N = {N}: {m[0]:.3f}, {m[1]:.3f}" for N, m in means.items()))
 

@@ -465,27 +465,36 @@ def _grade_training(check, learner, seed, sizes):
         visibility="public",
         hint_for=("values", "shape", "type"))
 def test_training_zero_steps_is_the_init(check, learner):
-    """steps=0 returns Q0 = 3*I + tiny noise and a tiny v0, with the right shapes."""
+    """steps=0 returns Q0 = 3*I + tiny noise and a tiny v0, with the right shapes: the noise
+    drawn from default_rng(seed) as documented (Q's first, then v's)."""
     groups, X, y, _, _ = _task(11, (3, 2, 3, 2))
-    Q, v = _trained(check, learner, X[:50], y[:50], 0, LR, 11)
+    args = (X[:50], y[:50], 0, LR, 11)
+    Q, v = _trained(check, learner, *args)
     err = float(np.abs(Q - _ref().Q_INIT_DIAG * np.eye(Q.shape[0])).max())
     check.that(err <= 0.01, f"Q0 should be {_ref().Q_INIT_DIAG}*I plus noise of standard "
                             f"deviation 1e-3, but it is {err:.3g} away from it")
     check.that(float(np.abs(v).max()) <= 0.01,
                f"v0 should be noise of standard deviation 1e-3, but max|v0| = "
                f"{float(np.abs(v).max()):.3g}")
+    check.equal(_flat((Q, v)), _flat(_ref().train_positional_attention(*args)), rtol=0.0,
+                atol=1e-12, what="Q0 and v0 (flattened: Q row by row, then v)")
 
 
 @graded(1, "Draw the initialisation from np.random.default_rng(seed) and nothing else random: "
            "the same arguments must give the same (Q, v).", timeout=30,
         hint_for=("values",))
 def test_training_is_deterministic(check, learner):
-    """Two runs with the same seed (30 steps) return the same Q and v."""
+    """Two runs with the same seed (30 steps) return the same Q and v; a run with another seed
+    starts, and so ends, elsewhere."""
     _, X, y, _, _ = _task(12, (3, 2, 3, 2))
     first = _trained(check, learner, X[:400], y[:400], 30, LR, 5)
     second = _trained(check, learner, X[:400], y[:400], 30, LR, 5)
     check.equal(second[0], first[0], rtol=0.0, atol=0.0, what="Q from the second run")
     check.equal(second[1], first[1], rtol=0.0, atol=0.0, what="v from the second run")
+    other = _trained(check, learner, X[:400], y[:400], 30, LR, 6)
+    check.that(not np.array_equal(_flat(other), _flat(first)),
+               "seeds 5 and 6 gave the same (Q, v): the initialisation must be drawn from "
+               "np.random.default_rng(seed)")
 
 
 @graded(2, "From the seeded initialisation, gradient descent is deterministic: compare your "

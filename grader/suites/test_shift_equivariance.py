@@ -136,16 +136,20 @@ def _column_major(H_p, W_p, dr, dc):
            "happens to its output when the input moves by d pixels?", visibility="public",
         hint_for=("values",))
 def test_stride1_conv_commutes(check, learner):
-    """A circular stride-1 Conv2d, horizontal shift by 5: error 0."""
+    """A circular stride-1 Conv2d, horizontal shift by 5: error 0; a patch embedding, whose
+    output does not move by 5 cells, at the same shift: not 0."""
     _call(check, F_ERR, CONV1, _image(10), 5)
+    _call(check, F_ERR, PATCH, _image(10), 5)
 
 
 @graded(1, "A stride-2 layer keeps every second output. When the input moves by an even "
            "number of pixels, by how many cells does the output move?",
         hint_for=("values",))
 def test_stride2_even_shift(check, learner):
-    """A circular stride-2 Conv2d, shift by 4 with stride=2: error 0."""
+    """A circular stride-2 Conv2d, shift by 4 with stride=2: error 0; with stride=1 (the output
+    compared with a move by 4 cells, not 2): not 0."""
     _call(check, F_ERR, CONV2, _image(11), 4, stride=2)
+    _call(check, F_ERR, CONV2, _image(11), 4)
 
 
 @graded(1, "At an odd shift no output shift fits. The error is relative: divide by "
@@ -199,19 +203,23 @@ def test_positions_break_whole_patch_shift(check, learner):
            "survives the two layers.",
         hint_for=("values",))
 def test_transformer_without_positions(check, learner):
-    """Patch embedding + 2 pre-LN encoder layers, no positions: shifts 16 and (8, 8)."""
+    """Patch embedding + 2 pre-LN encoder layers, no positions: shifts 16 and (8, 8); a
+    sub-patch shift (0, 4) does not commute."""
     x = _image(16)
     _call(check, F_ERR, VIT, x, 16, stride=8)
     _call(check, F_ERR, VIT, x, (8, 8), stride=8)
+    _call(check, F_ERR, VIT, x, (0, 4), stride=8)
 
 
 @graded(1, "If f(x) is all zeros, max|f(x)| is 0: the contract says to divide by 1 then, never "
            "by 0.",
         hint_for=("nan", "inf", "raised"))
 def test_zero_output_denominator(check, learner):
-    """f = 0 (all-zero output): the denominator is 1, the error 0 (not NaN)."""
+    """f = 0 (all-zero output): the denominator is 1, the error 0 (not NaN); f = 1e-6 * x, a
+    small output that is not zero, at a shift its stride does not fit: divided by its max."""
     _call(check, F_ERR, ZERO, _image(17), 3)
     _call(check, F_ERR, ZERO, _image(17), (1, 2), stride=2)
+    _call(check, F_ERR, ("scale", {"factor": 1e-6}), _image(17), (0, 2), stride=2)
 
 
 @graded(1, "Validate the arguments and raise ValueError: stride >= 1, x of shape (C, H, W), "
@@ -242,23 +250,29 @@ def test_large_map_all_output_shifts(check, learner):
         visibility="public",
         hint_for=("values", "shape"))
 def test_which_shifts_stride1_conv(check, learner):
-    """A circular stride-1 Conv2d commutes with every shift."""
+    """A circular stride-1 Conv2d commutes with every shift; a patch embedding (taken as
+    stride 1) with shift 0 only."""
     _call(check, F_WHICH, CONV1, _image(20))
+    _call(check, F_WHICH, PATCH, _image(20))
 
 
 @graded(1, "Pass the stride on to equivariance_error: a stride-2 layer commutes at even shifts "
            "only.",
         hint_for=("values", "shape"))
 def test_which_shifts_stride2_conv(check, learner):
-    """A circular stride-2 Conv2d: the even shifts."""
+    """A circular stride-2 Conv2d: the even shifts; a stride-1 Conv2d taken as stride 2: not
+    the even ones."""
     _call(check, F_WHICH, CONV2, _image(21), stride=2)
+    _call(check, F_WHICH, CONV1, _image(21), stride=2)
 
 
 @graded(1, "The patch embedding's output grid is P times coarser than the image.",
         hint_for=("values", "shape"))
 def test_which_shifts_patch_embedding(check, learner):
-    """Patch embedding (P = 8) on a 24-pixel-wide image: 0, 8 and 16."""
+    """Patch embedding (P = 8) on a 24-pixel-wide image: 0, 8 and 16; taken as stride 4, not
+    every fourth shift."""
     _call(check, F_WHICH, PATCH, _image(22), stride=8)
+    _call(check, F_WHICH, PATCH, _image(22), stride=4)
 
 
 @graded(1, "A Transformer without positions keeps the patch embedding's whole-patch symmetry; "
