@@ -575,7 +575,7 @@ def _imports_torch(class_dir: Path, work: Path) -> bool:
 
 
 def slope_mode(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """The three figures of the restated targets, in one run, printed against them."""
+    """The three figures of the performance targets, in one run, printed against them."""
     cores = os.cpu_count() or 1
     parallel = min(args.workers, cores)
     load = os.getloadavg()[0]
@@ -684,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, metavar="K",
                     help="--slope: runs of the one-exercise class, their median shown (3)")
     ap.add_argument("--slope", action="store_true",
-                    help="only the restated targets: the margin per submission of a "
+                    help="only the performance targets: the margin per submission of a "
                          "one-exercise class (N 40 -> 200), the grader's overhead per test of "
                          "the whole pack, and start-up (about 3 minutes)")
     args = ap.parse_args(argv)
