@@ -376,12 +376,16 @@ def _discover_files(paths: list[Path], ctx: _Context) -> Discovery:
                      ctx.submissions, ctx.rejected)
 
 
-def _discover_canvas(path: Path, ctx: _Context) -> Discovery:
+def open_zip(path: Path) -> zipfile.ZipFile:
+    """``path`` opened as a zip file, or ``ValueError`` saying in one sentence why not."""
     try:
-        zf = zipfile.ZipFile(path)
+        return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ValueError(f"cannot read {path} as a zip file ({_err(exc)})") from None
-    with zf:
+
+
+def _discover_canvas(path: Path, ctx: _Context) -> Discovery:
+    with open_zip(path) as zf:
         groups: dict[str, list[tuple[zipfile.ZipInfo, re.Match[str]]]] = {}
         stray: list[zipfile.ZipInfo] = []
         for info in zf.infolist():

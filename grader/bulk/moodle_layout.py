@@ -39,11 +39,7 @@ _WHY = "the shallowest of {n} copies"
 def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
     """The Moodle submissions in zip ``path``, or ``None`` when no member is named like one
     (then it may be a Canvas zip)."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise ValueError(f"cannot read {path} as a zip file ({L._err(exc)})") from None
-    with zf:
+    with L.open_zip(path) as zf:
         groups: dict[str, list[tuple[zipfile.ZipInfo, re.Match[str]]]] = {}
         stray: list[zipfile.ZipInfo] = []
         for info in zf.infolist():
