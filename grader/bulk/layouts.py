@@ -442,6 +442,23 @@ def _finish_canvas_user(raw: str, members: list[tuple[zipfile.ZipInfo, re.Match[
         ctx.reject_owned(sid, str(exc), source)
 
 
+def nested_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, label: str,
+               found: _Found, stack: ExitStack, ctx: _Context, budget: _Budget) -> _Found | None:
+    """The files of a student's own zip, the member ``info`` of an LMS download, scanned
+    (``where`` names it in their labels); None when it cannot be read, after noting why in
+    ``found.problems`` under ``label``."""
+    try:
+        data = _read_member(zf, info, ctx.limits.max_total_bytes, budget)
+        inner = stack.enter_context(zipfile.ZipFile(io.BytesIO(data)))
+        return _scan_zip(inner, ctx.slug_map, ctx.limits, where)
+    except _FileProblem as exc:
+        found.problems.append(f"{label} {exc}")
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError) as exc:
+        found.problems.append(f"{label} is not a readable zip file ({_err(exc)})")
+    return None
+
+
 def _canvas_member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile,
                    budget: _Budget, found: _Found, stack: ExitStack, ctx: _Context) -> None:
     """Add the candidates of one Canvas member (a ``.py`` file or a zip of them) to ``found``."""
@@ -459,16 +476,9 @@ def _canvas_member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile,
         return
     upload = _UPLOAD_RE.fullmatch(orig[:-4])
     n = int(upload["n"]) if upload else 0
-    try:
-        data = _read_member(zf, info, ctx.limits.max_total_bytes, budget)
-        inner = stack.enter_context(zipfile.ZipFile(io.BytesIO(data)))
-        nested = _scan_zip(inner, ctx.slug_map, ctx.limits, f"{orig} (submission {sub})")
-    except _FileProblem as exc:
-        found.problems.append(f"{label} {exc}")
-        return
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError) as exc:
-        found.problems.append(f"{label} is not a readable zip file ({_err(exc)})")
+    nested = nested_zip(zf, info, f"{orig} (submission {sub})", label, found, stack, ctx,
+                        budget)
+    if nested is None:
         return
     for c in nested.candidates:
         c.label, c.member, c.late = f"{c.label} in {label}", info.filename, late

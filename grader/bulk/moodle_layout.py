@@ -20,10 +20,8 @@ it). Limits apply per participant. Ids are ``<name>_<participant id>`` sanitised
 
 from __future__ import annotations
 
-import io
 import re
 import zipfile
-import zlib
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -155,16 +153,8 @@ def _member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile, budget
     if not rel.lower().endswith(".zip"):
         (found.ignored_py if rel.lower().endswith(".py") else found.ignored_other).append(rel)
         return
-    try:
-        data = L._read_member(zf, info, ctx.limits.max_total_bytes, budget)
-        inner = stack.enter_context(zipfile.ZipFile(io.BytesIO(data)))
-        nested = L._scan_zip(inner, ctx.slug_map, ctx.limits, rel)
-    except L._FileProblem as exc:
-        found.problems.append(f"{rel} {exc}")
-        return
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError) as exc:
-        found.problems.append(f"{rel} is not a readable zip file ({L._err(exc)})")
+    nested = L.nested_zip(zf, info, rel, rel, found, stack, ctx, budget)
+    if nested is None:
         return
     for c in nested.candidates:
         c.label, c.member = f"{c.label} in {rel}", info.filename
