@@ -21,31 +21,31 @@ def grid_local_mask(*args, **kwargs):
 """
 
 
-@pytest.mark.skipif(not isolation.probe().ipcns, reason="no IPC namespace on this machine")
-def test_every_worker_has_ipc_and_uts_namespaces_of_its_own(tmp_path):
+@pytest.fixture(scope="module")
+def looks(tmp_path_factory) -> list[list[str]]:
+    """What two workers, of two gradings, printed of themselves: ``[ipc, uts, uid, gid,
+    groups]`` each."""
     seen = []
     for run in range(2):
-        (tmp_path / str(run)).mkdir()
-        result = grade_source(tmp_path / str(run), "grid_local_mask", LEARNER)
+        folder = tmp_path_factory.mktemp(f"run{run}")
+        result = grade_source(folder, "grid_local_mask", LEARNER)
         lines = [ln for t in result.tests for ln in t.output.splitlines()
                  if ln.startswith("NS ")]
         assert lines, [t.message for t in result.tests]
-        seen.append(lines[0].split()[1:3])
+        seen.append(lines[0].split(" ", 5)[1:])
+    return seen
+
+
+@pytest.mark.skipif(not isolation.probe().ipcns, reason="no IPC namespace on this machine")
+def test_every_worker_has_ipc_and_uts_namespaces_of_its_own(looks):
     ours = [os.readlink("/proc/self/ns/ipc"), os.readlink("/proc/self/ns/uts")]
-    for ipc, uts in seen:
+    for ipc, uts, *_ in looks:
         assert ipc != ours[0] and uts != ours[1]
-    assert seen[0][0] != seen[1][0]  # two workers, two IPC namespaces
+    assert looks[0][0] != looks[1][0]  # two workers, two IPC namespaces
 
 
 @pytest.mark.skipif(not isolation.probe().drop_uid, reason="workers keep the grader's uid here")
-def test_every_worker_runs_as_a_uid_of_its_own(tmp_path):
-    uids = []
-    for run in range(2):
-        (tmp_path / str(run)).mkdir()
-        result = grade_source(tmp_path / str(run), "grid_local_mask", LEARNER)
-        line = next(ln for t in result.tests for ln in t.output.splitlines()
-                    if ln.startswith("NS "))
-        uid, gid, groups = line.split(" ", 5)[3:]
-        assert int(uid) >= isolation.UID_BASE and gid == uid and groups == "[]", line
-        uids.append(uid)
-    assert uids[0] != uids[1]
+def test_every_worker_runs_as_a_uid_of_its_own(looks):
+    for _, _, uid, gid, groups in looks:
+        assert int(uid) >= isolation.UID_BASE and gid == uid and groups == "[]", looks
+    assert looks[0][2] != looks[1][2]
