@@ -51,8 +51,11 @@ def test_a_call_starved_by_someone_else_is_retried_once(tmp_path):
         worker.request("call", module="m", func="work", args=(0.01,), timeout=5)  # imported
         os.sched_setaffinity(worker._main_pid(), {0})
         competitor = _competitor(0)
-        reply = worker.request("call", module="m", func="work", args=(0.5,), timeout=2)
-        assert reply.value == "done"  # the fresh worker is not pinned beside the competitor
+        # pinned beside the competitor, the worker gets what RT throttling leaves (about 5% of
+        # CPU 0: 0.15 s of the 3 s) and times out; the fresh worker is not pinned, and has 3 s
+        # for 0.4 s of CPU, enough on a machine whose other core is busy too
+        reply = worker.request("call", module="m", func="work", args=(0.4,), timeout=3)
+        assert reply.value == "done"
         assert worker.starved_retries == 1
     finally:
         if competitor is not None:
@@ -65,11 +68,9 @@ def test_a_call_starved_by_someone_else_is_retried_once(tmp_path):
 def test_a_call_that_is_slow_by_itself_times_out_at_once(tmp_path, source):
     worker = _worker(tmp_path, source)
     try:
-        started = time.monotonic()
         with pytest.raises(faults.TimedOut):
             worker.request("call", module="m", func="work", args=(30,), timeout=1.5)
-        assert time.monotonic() - started < 2.5  # not run a second time
-        assert worker.starved_retries == 0
+        assert worker.starved_retries == 0  # not sent a second time
     finally:
         worker.stop()
 
