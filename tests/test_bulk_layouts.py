@@ -325,9 +325,9 @@ def test_zip_bomb_is_rejected_from_its_headers(tmp_path: Path, work: Path, bomb:
     root.mkdir()
     (root / "bomb.zip").write_bytes(bomb.read_bytes())
     make_zip(root / "fine.zip", {"grid_local_mask.py": src("ok")})
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall: reading headers is little work under any load
     found = discover([root], SLUGS, work, SMALL)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert [s.id for s in found.submissions] == ["fine"]
     assert "zip bomb" in rejected(found)["bomb"]
     assert not (work / "bomb").exists()
@@ -338,9 +338,9 @@ def test_zip_bomb_with_lying_headers_never_unpacks_past_the_limit(tmp_path: Path
     root = tmp_path / "in"
     root.mkdir()
     (root / "liar.zip").write_bytes(_lie_about_size(bomb.read_bytes(), 1000))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall: reading headers is little work under any load
     found = discover([root], SLUGS, work, SMALL)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert found.submissions == []
     assert "liar" in rejected(found)
     written = [p for p in work.rglob("*") if p.is_file()] if work.exists() else []
