@@ -1,6 +1,10 @@
 """Atomic file writes: a temporary file in the same folder, fsynced, then renamed over the
 target, so a reader (or a run killed half-way) never sees a half-written file.
 
+A run that writes many files (``grade bulk``) calls ``defer_sync()`` first: each file is then
+still written whole and renamed (a killed run leaves whole files or none), but flushed to the
+disk once, by ``sync_tree()`` at the end, instead of one ``fsync`` per file.
+
 Files are written readable by the group and others (0644, folders 0755): a web server or a
 teaching assistant can read a report. ``use_private()`` (``--private``) makes them 0600 and
 0700 instead.
@@ -8,11 +12,13 @@ teaching assistant can read a report. ``use_private()`` (``--private``) makes th
 
 from __future__ import annotations
 
+import ctypes
 import os
 import tempfile
 from pathlib import Path
 
 _MODES = {"file": 0o644, "dir": 0o755}
+_SYNC_EACH = [True]
 
 
 def use_private(private: bool = True) -> None:
@@ -32,6 +38,28 @@ def make_dir(path: Path) -> Path:
     return path
 
 
+def defer_sync() -> None:
+    """Files written from now on (in this process and those it forks) are not fsynced one by
+    one: ``sync_tree`` flushes them all at once."""
+    _SYNC_EACH[0] = False
+
+
+def sync_tree(path: Path) -> None:
+    """Flush the filesystem that holds ``path`` to its disk (``syncfs``; ``sync`` where the C
+    library has no ``syncfs``)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.syncfs(fd) == 0:
+                return
+        except (OSError, AttributeError):
+            pass
+        os.sync()
+    finally:
+        os.close(fd)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
@@ -43,7 +71,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fchmod(f.fileno(), _MODES["file"])  # mkstemp's 0600 otherwise
-            os.fsync(f.fileno())
+            if _SYNC_EACH[0]:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

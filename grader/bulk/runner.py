@@ -67,11 +67,11 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
 
 
 def _write_folder(result: Any, folder: Path, key: str) -> None:
-    from grader.report.gradescope import write_gradescope_json
+    """A graded submission's report folder (``results.json`` and its HTML report; its
+    ``gradescope.json`` is written once, with the class's adjustments, when the run ends)."""
     from grader.report.html import write_report
 
     make_dir(folder)
-    write_gradescope_json(folder / "gradescope.json", result)
     write_report(result, folder, extra={CACHE_KEY: key})
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from grader.engine.policy import Policy
-from grader.files import make_dir
+from grader.files import defer_sync, make_dir, sync_tree
 
 from .common import (
     EXIT_INTERNAL,
@@ -223,6 +223,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
         klass = gradebooks.class_list(students, people)
         adjustments = _resolve_adjustments(adjust_file, adjust_lines, people, students, klass)
         make_dir(out)  # nothing is written before the input and the option files are checked
+        defer_sync()  # every file still whole or absent; flushed once, at the end
         clash = [s for s in found.submissions if s.id in RESERVED_IDS]
         found.submissions = [s for s in found.submissions if s.id not in RESERVED_IDS]
         found.rejected += [layouts.Rejected(id=s.id, reason=f"the id {s.id!r} is the name of a "
@@ -283,6 +284,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                                 pending=pending, late=late, names=klass.names,
                                 absent=klass.absent)
     junit.write_junit(out / "junit.xml", outcome.results, rejected)
+    sync_tree(out)
     for notice in notices:
         click.echo(notice, err=True)
     totals = [r.final_score / r.max_score for r in outcome.results if r.max_score]
