@@ -5,12 +5,14 @@
 - ``graded`` (``grade bulk``, ``--gradescope``, a student release): a hidden test says its
   status, the kind of failure (wrong type, shape, dtype, NaN/inf, values out of tolerance, an
   exception, a timeout, a crash), the known mistake when one matched, and for values only the
-  share of elements out of tolerance and the largest error as an order of magnitude of one
-  kind (relative, or absolute where the expected values are 0). Never a difference map, an
-  index, an input, an expected value, a description or the test's own hint (both may state
-  inputs), the learner's printed output or exception message, an exit code or signal number,
-  or a measured note: a submission that prints or raises the arguments it receives, or encodes them
-  in its exit status, reads nothing back. Public tests are shown in full at every level.
+  share of elements out of tolerance in a coarse band (under 1%, 1-10%, 10-50%, over 50%) and
+  the largest error as an order of magnitude of one kind (relative, or absolute where the
+  expected values are 0). Never a size, an element count or a shape (they tell an input's
+  size), a difference map, an index, an input, an expected value, a description or the test's
+  own hint (both may state inputs), the learner's printed output or exception message, an exit
+  code or signal number, or a measured note: a submission that prints or raises the arguments
+  it receives, or encodes them in its exit status, reads nothing back. Its duration is rounded
+  to whole seconds. Public tests are shown in full at every level.
 
 Every writer (terminal, HTML, ``results.json``, Gradescope, JUnit) renders the result it is
 given, so each obeys the level the result was made at.
@@ -43,6 +45,7 @@ def graded(result: TestResult, exc: BaseException | None) -> TestResult:
     result.inputs = []
     result.values = None
     diagnostics, result.diagnostics = result.diagnostics, None
+    result.duration_s = float(round(result.duration_s))  # a sleep could spell out an input
     if result.status == "passed":
         return result
     result.hint = ""  # written for the test: it may name its inputs ("the 32x32 grid")
@@ -81,14 +84,12 @@ def _message(result: TestResult, exc: BaseException | None, diag: dict[str, Any]
 
 
 def _comparison_message(kind: str, diag: dict[str, Any]) -> str:
-    shape = diag.get("actual_shape")
-    yours = f" (yours: {tuple(shape)})" if shape is not None else ""
     if kind in ("type", "none"):
         return "wrong type: the result is not what the contract asks for"
     if kind == "device":
         return "the result is on another device than its input"
     if kind == "shape":
-        return "wrong shape" + yours
+        return "wrong shape"  # the learner's shape, made from a hidden input, tells its size
     if kind == "dtype":
         return "wrong dtype class (bool / int / float / complex)"
     if kind == "layout":
@@ -103,15 +104,18 @@ def _comparison_message(kind: str, diag: dict[str, Any]) -> str:
     return "the result does not have the property this test checks"
 
 
+# (upper bound in percent, band): a share in coarse bands, so that repeated submissions cannot
+# count wrong cells one by one, and with no element count, which would tell an input's size
+SHARE_BANDS = ((1, "under 1%"), (10, "1-10%"), (50, "10-50%"), (100, "over 50%"))
+
+
 def _share(diag: dict[str, Any]) -> str:
     n, total = diag.get("n_outside"), diag.get("n_total")
-    if not isinstance(n, int) or not isinstance(total, int) or total <= 0:
-        return ""
-    if total == 1:
+    if not isinstance(n, int) or not isinstance(total, int) or total <= 1 or n <= 0:
         return ""
     percent = 100 * n / total
-    shown = f"{percent:.0f}%" if percent >= 1 else "under 1%"
-    return f": {shown} of {total} values"
+    band = next((b for upper, b in SHARE_BANDS if percent < upper), SHARE_BANDS[-1][1])
+    return f": {band} of the values"
 
 
 def _magnitude(diag: dict[str, Any]) -> str:
