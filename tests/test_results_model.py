@@ -64,3 +64,17 @@ def test_results_it_cannot_read_are_refused(change, words):
     data = {**_every_status().to_dict(), **change}
     with pytest.raises(ValueError, match=words):
         results.from_dict(data)
+
+
+@pytest.mark.parametrize("name, label", [
+    ("no_wrap_around", "no wrap around"),
+    ("rows_of_length_H_p", "rows of length H_p"),
+    ("grid_width_from_H_p", "grid width from H_p"),
+    ("N_minus_n", "N minus n"),
+    ("shift_W_included", "shift W included"),
+    ("", ""),
+])
+def test_a_mistakes_name_reads_as_prose_with_its_symbols_as_written(name, label):
+    from grader.report.summary import mistake_label
+
+    assert mistake_label(name) == label

@@ -31,8 +31,17 @@ def summary_counts(result: SubmissionResult) -> dict[str, Any]:
 
 
 def mistake_label(name: str | None) -> str:
-    """A known mistake's name as prose: ``no_wrap_around`` -> "no wrap around"."""
-    return str(name or "").replace("_", " ")
+    """A known mistake's name as prose, its symbols as written: ``no_wrap_around`` -> "no wrap
+    around", ``rows_of_length_H_p`` -> "rows of length H_p" (a capital letter and a one-letter
+    subscript stay one symbol)."""
+    words: list[str] = []
+    for part in str(name or "").split("_"):
+        if words and len(words[-1]) == 1 and words[-1].isupper() and len(part) == 1 \
+                and part.islower():
+            words[-1] += "_" + part
+        else:
+            words.append(part)
+    return " ".join(words)
 
 
 def shared_fault(slug: str, test: TestResult) -> tuple[str, str] | None:
