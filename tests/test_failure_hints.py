@@ -260,6 +260,16 @@ def test_observations(actual, expected, text):
     assert _observed(actual, expected) == ("values", text)
 
 
+def test_another_order_only_where_the_values_tell_a_permutation():
+    """A 0/1 matrix with as many ones as expected is not "the expected values in another
+    order": its sorted values match whatever it holds."""
+    expected = np.eye(6)
+    actual = np.zeros((6, 6))
+    actual[0, :] = 1.0
+    assert "another order" not in _observed(actual, expected)[1]
+    assert "another order" in _observed(np.arange(6.0)[::-1], np.arange(6.0))[1]
+
+
 def test_nan_observations():
     expected = np.ones((3, 4))
     rows = expected.copy()

@@ -407,9 +407,11 @@ def _relation(cmp: Comparison, act: np.ndarray, exp: np.ndarray) -> str:
             else bool((act == exp.T).all())
         if same_t:
             return "Your result is the transpose of the expected one."
-    if fin.all() and float(np.ptp(e)) > 0 and np.allclose(np.sort(a), np.sort(e),
-                                                         rtol=cmp.rtol or 0,
-                                                         atol=cmp.atol or 0):
+    # a permutation only where the values tell one: with few distinct values (a 0/1 matrix)
+    # equal sorted lists say no more than equal counts
+    distinct = np.unique(e).size
+    if fin.all() and distinct >= 3 and 2 * distinct >= e.size and \
+            np.allclose(np.sort(a), np.sort(e), rtol=cmp.rtol or 0, atol=cmp.atol or 0):
         return "Your result holds the expected values, in another order."
     return ""
 
