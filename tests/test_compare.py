@@ -19,3 +19,13 @@ def test_flat_sequences_of_numbers_stay_arrays():
     assert compare([1, 2, 3], [1, 2, 3], rtol=0, atol=0).ok
     assert compare((0.5, 0.25), (0.5, 0.25), rtol=0, atol=0).ok
     assert not compare((0.5, 0.26), (0.5, 0.25), rtol=0, atol=1e-3).ok
+
+
+def test_no_relative_error_against_expected_values_at_rounding_noise():
+    """An expected 1e-17 is a rounded 0: a relative error against it (1e14) says nothing, so
+    only the absolute error is given; away from 0 the relative error is the wrong value's."""
+    near_zero = compare(np.array([1e-3, 1.0]), np.array([1e-17, 1.0]), rtol=1e-6, atol=1e-9)
+    assert not near_zero.ok and near_zero.max_rel_error is None
+    assert "relative" not in near_zero.reason
+    away = compare(np.array([1e-3, 2.0]), np.array([1e-17, 1.0]), rtol=1e-6, atol=1e-9)
+    assert away.max_rel_error == 1.0

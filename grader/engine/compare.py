@@ -288,15 +288,20 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
     finite = ~(nan_e | inf_e)
     a, e = np.where(finite, act, 0), np.where(finite, exp, 0)
     abs_err = np.abs(a - e)
-    nonzero = np.abs(e) > 0  # the relative error is defined where the expected value is not 0
+    # the relative error is defined where the expected value is away from 0: above the
+    # tolerance's absolute part and above rounding noise of the array's scale (a relative
+    # error of 1e15 against an expected 1e-17 says nothing)
+    scale = float(np.abs(e).max()) if e.size else 0.0
+    nonzero = np.abs(e) > max(atol, 1e-9 * scale, 0.0) if scale > 0 else np.zeros(e.shape, bool)
     rel_err = np.where(nonzero, abs_err / np.where(nonzero, np.abs(e), 1.0), 0.0)
     outside = abs_err > atol + rtol * np.abs(e)
     n_out = int(outside.sum())
     if exp.size == 0:
         return Comparison(True, **tol, **base)
     idx = _first_index(abs_err == abs_err.max())
+    relative = nonzero & outside if n_out else nonzero  # of the wrong values, where defined
     stats = dict(max_abs_error=float(abs_err.max()),
-                 max_rel_error=float(rel_err.max()) if nonzero.any() else None,
+                 max_rel_error=float(rel_err[relative].max()) if relative.any() else None,
                  worst_index=idx, expected_at_worst=exp[idx].item(),
                  actual_at_worst=act[idx].item(), n_outside=n_out, n_total=int(exp.size))
     if n_out == 0:
