@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -68,6 +69,13 @@ def grid_window(body: str, row_length: str = "W_p") -> tuple[str, str]:
     return GRID_WINDOW, (f"    idx = np.arange(H_p * W_p)\n"
                          f"    rows, cols = idx // {row_length}, idx % {row_length}\n"
                          f"    {body}\n")
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child the test presses Ctrl-C in: SIGINT's default restored, since
+    a shell's background job (as CI may run the suite) starts with SIGINT ignored, and Python
+    keeps it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def copy_of_this_project(dest: Path) -> Path:

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import grid_window, reference_variant
+from conftest import grid_window, interruptible, reference_variant
 
 from grader import catalog
 from grader.report.gradescope import validate_gradescope
@@ -224,7 +224,8 @@ def test_interrupted_run_resumes_and_keeps_complete_files(tmp_path):
     proc = subprocess.Popen([GRADE, "bulk", str(klass), "--out", str(out), "--exercises",
                              "grid_local_mask", "--workers", "1", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TMPDIR": str(BULK_TMP)})
+                            env={**os.environ, "TMPDIR": str(BULK_TMP)},
+                            preexec_fn=interruptible)
     deadline = time.monotonic() + 120
     while not list(out.glob("*/results.json")):
         assert time.monotonic() < deadline and proc.poll() is None

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import edit_source
+from conftest import edit_source, interruptible
 
 from grader import catalog
 
@@ -295,7 +295,8 @@ def test_an_interrupted_cluster_run_resumes_without_regrading(tmp_path):
     out = tmp_path / "out"
     grading = subprocess.Popen([GRADE, "bulk", str(class_dir), "--out", str(out), "--exercises",
                                 SLUG, "-q", "--scheduler", "local:2"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=interruptible)
     deadline = time.monotonic() + 120
     while not list(out.glob("*/results.json")) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -318,7 +318,8 @@ UNSEEN = {"write_into_reports", "chattr_outside"}
 
 
 @pytest.mark.parametrize("name, status, words", [
-    ("loop", "timeout", "timed out after 10 s"),
+    # the call's 10 s, or (a fair retry on a loaded machine) the submission's 12 s
+    ("loop", "timeout", "timed out"),
     ("sleep_at_import", "timeout", "importing grid_local_mask.py: timed out"),
     ("sys_exit_at_import", "error", "sys.exit(0)"),
     ("os_exit_at_import", "crashed", "exit code 0"),
@@ -367,11 +368,16 @@ def test_verdicts(batch, name, status, words):
 
 
 def test_loops_use_up_the_budget_not_the_whole_run(batch):
-    tests = _tests_of(batch, "loop")
-    statuses = [t["status"] for t in tests.values()]
-    # two timeouts (the call's limit, then the budget's end), then nothing more is called
-    assert statuses.count("timeout") == 2 and set(statuses) == {"timeout", "not_run"}
-    assert any("time budget of 12 s" in t["message"] for t in tests.values())
+    tests = list(_tests_of(batch, "loop").values())
+    ended = [i for i, t in enumerate(tests) if "time budget of 12 s" in t["message"]]
+    # the budget's 12 s end within the first two tests: the first call runs out its 10 s (on
+    # a loaded machine a fair retry gives it another 10 s, on a fresh worker, and the budget
+    # ends there), the second call the rest
+    assert ended and ended[0] <= 1, [t["message"] for t in tests]
+    assert all(t["status"] == "timeout" for t in tests[:ended[0] + 1])
+    # then nothing more is called: every later test is not run, or says the budget is used up
+    assert all(t["status"] == "not_run" or "time budget of 12 s" in t["message"]
+               for t in tests[ended[0] + 1:])
 
 
 @pytest.mark.parametrize("name, status, words", [
@@ -380,8 +386,9 @@ def test_loops_use_up_the_budget_not_the_whole_run(batch):
     # the worker's memory limit: the allocation is refused, the learner's code sees the error
     ("memory_bomb_numpy", "error", "MemoryError: Unable to allocate 74.5 GiB"),
     ("memory_bomb_torch", "error", "can't allocate memory"),
-    # a million frames under the harness outlast the call's 10 s limit
-    ("deep_recursion", "timeout", "timed out after 10 s"),
+    # a million frames under the harness outlast the call's 10 s limit (or the submission's
+    # 12 s, where load starved the call and it was retried)
+    ("deep_recursion", "timeout", "timed out"),
 ])
 def test_resource_bombs_fail_without_harm(batch, name, status, words):
     first = _tests_of(batch, name)[FIRST]
