@@ -75,12 +75,6 @@ class GradingPlugin:
         self._item: Any = None  # the test being run (pytest_runtest_setup), and its slug
         self._slug = ""
 
-    def switch(self, worker: WorkerProcess) -> None:
-        """Go on with the same submission's next tests in a fresh ``worker`` (its learner
-        modules are imported again there; results so far are kept)."""
-        self.worker = worker
-        self._loaded = set()
-
     def in_order(self, items: list[pytest.Item]) -> None:
         """Put each exercise's results in the order of ``items`` (the suite's)."""
         rank = {(slug_of(item), item.name.removeprefix("test_")): i

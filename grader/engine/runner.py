@@ -157,25 +157,15 @@ class _SessionDriver:
         preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
             else "numpy"  # numpy-only submissions never pay for importing torch
         items = self._items_of([ex.slug for ex in exercises if ex.slug in present])
-        first, then = _phases(items, (job.policy or Policy()).feedback)
+        ordered = _in_phases(items, (job.policy or Policy()).feedback)
         with WorkerProcess(present, device=job.device, budget_s=job.budget_s,
                            preload=preload) as worker:
             if present:
                 worker.start()  # a sandbox that cannot start makes the submission ungradable
-            self._run([], worker, job, set(present), job.on_test, first,
-                      then[0] if then else None)
+            self._run([], worker, job, set(present), job.on_test, ordered)
             if self.plugin.sandbox_error is not None:
                 raise self.plugin.sandbox_error
-            deadline = worker.deadline
-        if then:  # the hidden tests' calls, in a worker the public tests' output never saw
-            with WorkerProcess(present, device=job.device, budget_s=job.budget_s,
-                               preload=preload) as worker:
-                worker.deadline = deadline  # one time budget for the submission's calls
-                worker.start()
-                self.plugin.switch(worker)
-                _run_items(then)
-                if self.plugin.sandbox_error is not None:
-                    raise self.plugin.sandbox_error
+        if ordered != items:
             self.plugin.in_order(items)
         plugin = self.plugin
         results, import_faults = plugin.results, plugin.import_faults
@@ -243,16 +233,16 @@ def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
                 t.score, t.max_score = t.score * factor, t.max_score * factor
 
 
-def _phases(items: list[pytest.Item], level: str) -> tuple[list[pytest.Item], list[pytest.Item]]:
-    """The tests to run in a first worker and in a second one. Where hidden tests show less
-    than public ones (any level but ``full``), public tests run first, in a worker no hidden
-    call ever reaches, so that the output they show can carry nothing of a hidden input; at
-    ``full`` every test runs in one worker, in the suite's order."""
+def _in_phases(items: list[pytest.Item], level: str) -> list[pytest.Item]:
+    """``items`` in the order they run. Where hidden tests show less than public ones (any
+    level but ``full``), every public test runs first, and only then the hidden ones: each
+    public test has ended, and its output been taken, before the worker is sent its first
+    hidden input, so the output a public test shows can carry nothing of one (what a hidden
+    test's call prints is never shown at those levels). At ``full``, the suite's order."""
     if level == "full":
-        return items, []
+        return items
     public = [item for item in items if verdict.visibility(item) == "public"]
-    hidden = [item for item in items if verdict.visibility(item) != "public"]
-    return (public, hidden) if public and hidden else (items, [])
+    return public + [item for item in items if verdict.visibility(item) != "public"]
 
 
 def _run_items(items: list[pytest.Item], after: pytest.Item | None = None) -> None:
