@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -296,3 +299,21 @@ def test_a_killed_graders_staging_folders_are_swept_later(tmp_path, monkeypatch)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [f"grade-bulk-{os.getpid()}-live", f"grade-worker-{dead}-recent", "grade-bulk-notapid",
          f"other-{dead}-x"])
+
+
+def test_the_fork_servers_warm_up_leaves_nothing_behind(tmp_path):
+    """The fork server runs the worker's paths once on a trusted module before any fork: the
+    module is unloaded, its folder removed and its pipe closed (run in a process of its own,
+    as the server does: the worker's paths reset ``builtins``)."""
+    probe = ("import gc, os, sys\n"
+             "from grader.sandbox.harness import zygote\n"
+             "gc.collect()\n"
+             "before = sorted(os.listdir('/proc/self/fd'))\n"
+             "zygote._warm_up()\n"
+             "print(zygote._WARM_MODULE in sys.modules, before == sorted(os.listdir("
+             "'/proc/self/fd')))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+    assert list(tmp_path.iterdir()) == []

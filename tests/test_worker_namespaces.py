@@ -10,6 +10,7 @@ import pytest
 from conftest import grade_source
 
 from grader.sandbox import isolation
+from grader.sandbox.process import WorkerProcess
 
 LEARNER = """
 import os
@@ -41,7 +42,20 @@ def test_every_worker_has_ipc_and_uts_namespaces_of_its_own(looks):
     ours = [os.readlink("/proc/self/ns/ipc"), os.readlink("/proc/self/ns/uts")]
     for ipc, uts, *_ in looks:
         assert ipc != ours[0] and uts != ours[1]
-    assert looks[0][0] != looks[1][0]  # two workers, two IPC namespaces
+
+
+@pytest.mark.skipif(not isolation.probe().ipcns, reason="no IPC namespace on this machine")
+def test_two_workers_alive_at_once_have_two_ipc_namespaces(tmp_path):
+    """(Alive at once: a namespace's number is reused once its last process has ended.)"""
+    (tmp_path / "m.py").write_text("import os\n\ndef ns():\n"
+                                   "    return os.readlink('/proc/self/ns/ipc')\n")
+    workers = [WorkerProcess({"m": tmp_path / "m.py"}) for _ in range(2)]
+    try:
+        seen = [w.request("call", module="m", func="ns", timeout=30).value for w in workers]
+    finally:
+        for w in workers:
+            w.stop()
+    assert seen[0] != seen[1] and seen[0].startswith("ipc:[")
 
 
 @pytest.mark.skipif(not isolation.probe().drop_uid, reason="workers keep the grader's uid here")
