@@ -8,6 +8,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -137,6 +138,22 @@ for _name in {names!r}:
 '''
 
 
+def _leaves(values: object, limit: int) -> Iterator[object]:
+    """Each leaf of ``values`` (tensors as float64 arrays), through lists, tuples and dicts,
+    the first ``limit`` items of each."""
+    if type(values).__name__ in ("Tensor", "Parameter"):  # torch, without importing it here
+        values = values.detach().cpu().double().numpy()
+    if isinstance(values, (list, tuple)):
+        items = values[:limit]
+    elif isinstance(values, dict):
+        items = list(values.values())[:limit]
+    else:
+        yield values
+        return
+    for item in items:
+        yield from _leaves(item, limit)
+
+
 def _distinctive(values: object, limit: int = 40) -> set[str]:
     """Numbers of ``values`` as a report would print them, where the text is specific
     enough not to appear by chance (five significant digits or more)."""
@@ -149,24 +166,14 @@ def _distinctive(values: object, limit: int = 40) -> set[str]:
             if sum(c.isdigit() for c in text.split("e")[0].lstrip("-0.")) >= 5:
                 found.add(text)
 
-    def walk(v: object) -> None:
+    for v in _leaves(values, limit):
         if len(found) > 4 * limit:
-            return
-        if type(v).__name__ in ("Tensor", "Parameter"):  # torch, without importing it here
-            v = v.detach().cpu().double().numpy()
+            break
         if isinstance(v, np.ndarray) and v.dtype.kind in "fc":
             for x in v.reshape(-1)[:limit]:
                 add(float(np.real(x)))
         elif isinstance(v, float):
             add(v)
-        elif isinstance(v, (list, tuple)):
-            for x in v[:limit]:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in list(v.values())[:limit]:
-                walk(x)
-
-    walk(values)
     return found
 
 
@@ -174,22 +181,11 @@ def _sizes(values: object) -> set[str]:
     """How a report would print the size of each array of ``values``: "N values" and its
     shape, for arrays of 10 elements or more."""
     found: set[str] = set()
-
-    def walk(v: object) -> None:
-        if type(v).__name__ in ("Tensor", "Parameter"):
-            v = v.detach().cpu().numpy()
+    for v in _leaves(values, 40):
         if isinstance(v, np.ndarray) and v.size >= 10:
             found.add(f"{v.size} values")
             if v.ndim >= 2:
                 found.add(str(tuple(v.shape)))
-        elif isinstance(v, (list, tuple)):
-            for x in v[:40]:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in list(v.values())[:40]:
-                walk(x)
-
-    walk(values)
     return found
 
 

@@ -41,14 +41,13 @@ def _keep_freed_memory() -> None:
     """Let glibc keep and reuse the memory of freed arrays (up to 32 MiB each, 64 MiB idle)
     instead of mapping fresh pages for every array a test builds: each fresh page is a fault,
     hundreds per submission. A C library without ``mallopt`` keeps its defaults."""
-    import ctypes
+    from grader.sandbox.harness.libc import libc
 
     m_trim_threshold, m_mmap_threshold = -1, -3
     try:
-        libc = ctypes.CDLL(None)
         libc.mallopt(m_mmap_threshold, 32 << 20)
         libc.mallopt(m_trim_threshold, 64 << 20)
-    except (OSError, AttributeError):
+    except AttributeError:
         pass
 
 

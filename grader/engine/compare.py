@@ -292,7 +292,7 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
     # tolerance's absolute part and above rounding noise of the array's scale (a relative
     # error of 1e15 against an expected 1e-17 says nothing)
     scale = float(np.abs(e).max()) if e.size else 0.0
-    nonzero = np.abs(e) > max(atol, 1e-9 * scale, 0.0) if scale > 0 else np.zeros(e.shape, bool)
+    nonzero = np.abs(e) > max(atol, 1e-9 * scale)
     rel_err = np.where(nonzero, abs_err / np.where(nonzero, np.abs(e), 1.0), 0.0)
     outside = abs_err > atol + rtol * np.abs(e)
     n_out = int(outside.sum())

@@ -139,16 +139,16 @@ class _SessionDriver:
 
     def _run(self, slugs: list[str], worker: WorkerProcess, job: Job,
              submitted: set[str], on_test: OnTest | None,
-             items: list[pytest.Item] | None = None, after: pytest.Item | None = None) -> None:
+             items: list[pytest.Item] | None = None) -> None:
         """Run ``items`` (default: every test of ``slugs``) against ``worker`` as a new
-        submission; ``after``: the item that will run next (its fixtures are kept)."""
+        submission."""
         items = self._items_of(slugs) if items is None else items
         policy = job.policy or Policy()
         self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
                           feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s)
         if items:
             verdict.forget_sizes(items[0].config)
-        _run_items(items, after)
+        _run_items(items)
 
     def _grade(self, job: Job) -> SubmissionResult:
         exercises: list[Exercise] = [catalog.get(slug) for slug in job.files]
@@ -245,14 +245,14 @@ def _in_phases(items: list[pytest.Item], level: str) -> list[pytest.Item]:
     return public + [item for item in items if verdict.visibility(item) != "public"]
 
 
-def _run_items(items: list[pytest.Item], after: pytest.Item | None = None) -> None:
-    """pytest's run protocol for ``items``, ``after`` being the item to run next (None: the
-    last one tears every fixture down). A hook that raises (a grader bug) still leaves no
-    fixture of this submission set up for the next one."""
+def _run_items(items: list[pytest.Item]) -> None:
+    """pytest's run protocol for ``items`` (the last one tears every fixture down). A hook
+    that raises (a grader bug) still leaves no fixture of this submission set up for the
+    next one."""
     for i, item in enumerate(items):
         try:
             item.ihook.pytest_runtest_protocol(
-                item=item, nextitem=items[i + 1] if i + 1 < len(items) else after)
+                item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         except Exception:
             item.session._setupstate.teardown_exact(None)
             raise
