@@ -51,6 +51,7 @@ BENCH = ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 from grader import catalog  # noqa: E402
+from grader.authoring import variants  # noqa: E402
 
 PYTHON = sys.executable
 GRADE = [str(Path(PYTHON).parent / "grade")] if (Path(PYTHON).parent / "grade").exists() \
@@ -62,56 +63,6 @@ THREADS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THR
 KINDS = {"correct": 0.45, "wrong": 0.30, "error_import": 0.05, "error_call": 0.05, "slow": 0.15}
 WEIGHT = {"positional_attention": 0.3}  # others 1.0: its correct answer trains for ~5 s
 
-# Known mistakes of the references (from tests/test_exercise_*.py): (old, new) edits.
-_PA_FORWARD = ("    H = (X @ v) @ _softmax_rows(Q).T          "
-               "# (N, D): H[n, i] = sum_j A[i, j] <X[n, j], v>\n")
-_GLM_NEAR = "near = np.kron(near_rows, near_cols)"
-_MAD_DIST = ("dist = P * np.sqrt((rows[:, None] - rows[None, :]) ** 2 + "
-             "(cols[:, None] - cols[None, :]) ** 2)")
-_PV_RETURN = "return self.encoder(tokens)"
-MISTAKES: dict[str, list[list[tuple[str, str]]]] = {
-    "grid_local_mask": [
-        [("return mask", "return ~mask")],
-        [(_GLM_NEAR, "idx = np.arange(H_p * W_p)\n    rows, cols = idx // W_p, idx % W_p\n"
-                     "    near = (np.abs(rows[:, None] - rows[None, :])\n"
-                     "            + np.abs(cols[:, None] - cols[None, :])) <= radius")],
-        [("mask = np.ones((T, T), dtype=bool)", "mask = np.eye(T, dtype=bool)")]],
-    "attention_rollout": [
-        [("R = A_hat @ R", "R = R @ A_hat")],
-        [("A.mean(axis=0)", "A.max(axis=0)")],
-        [("A_hat /= A_hat.sum(axis=-1, keepdims=True)", "pass")]],
-    "mean_attention_distance": [
-        [(_MAD_DIST, _MAD_DIST.replace("P * ", ""))],
-        [("rows, cols = idx // W_p, idx % W_p", "rows, cols = idx // H_p, idx % H_p")]],
-    "shift_equivariance": [
-        [("return err / scale", "return err")],
-        [("perm[new, old] = 1", "perm[old, new] = 1")],
-        [("return 0, int(shift)", "return int(shift), 0")]],
-    "conv_via_attention": [
-        [('return np.einsum("uqc,ocu->qo", Z, W_conv)',
-          'return np.einsum("uqc,ocu->qo", Z, W_conv) / k')],
-        [("return float(2.0 * np.exp(-alpha * z**2).sum())",
-          "return float(np.exp(-alpha * z**2).sum())")]],
-    "inductive_bias_toy": [
-        [("slope = np.roll(X, 1, axis=1) - np.roll(X, -1, axis=1)",
-          "slope = np.roll(X, -1, axis=1) - np.roll(X, 1, axis=1)")],
-        [("return np.linalg.lstsq(X, Y, rcond=None)[0]",
-          "return np.linalg.lstsq(X, Y, rcond=None)[0].T")]],
-    "shape_bias": [
-        [("return n_shape / decided", "return n_texture / decided")],
-        [("return math.nan", "return 0.0")]],
-    "compute_frontier": [
-        [("a_sorted > best_cheaper", "a_sorted >= best_cheaper")],
-        [("return float(np.exp((1.0 - w) * np.log(fc[j - 1]) + w * np.log(fc[j])))",
-          "return float((1.0 - w) * fc[j - 1] + w * fc[j])")]],
-    "patch_vit": [
-        [(_PV_RETURN, "return self.encoder(tokens).mean(dim=1)")],
-        [("tokens = tokens + self.pos_embed", "tokens = tokens")]],
-    "positional_attention": [  # the cheap ones: the wrong forward pass also fails training
-        [(_PA_FORWARD, _PA_FORWARD.replace("_softmax_rows(Q).T", "_softmax_rows(Q)"))],
-        [("return (H ** POWER + LINEAR * H).sum(axis=1)",
-          "return (H ** POWER + LINEAR * H).mean(1)")]],
-}
 NO_SLEEP = {"attention_rollout"}  # its source rule allows importing only numpy and math
 
 _DETOUR = """
@@ -157,13 +108,12 @@ def learner_file(slug: str, kind: str, rng: random.Random) -> tuple[str, str]:
     if kind == "correct":
         return src, "reference"
     if kind == "wrong":
-        index = rng.randrange(len(MISTAKES[slug]))
-        for old, new in MISTAKES[slug][index]:
-            if src.count(old) != 1:
-                raise SystemExit(f"bench: the known mistake {index} of {slug} no longer "
-                                 f"applies to the reference ({old[:40]!r} not found once)")
-            src = src.replace(old, new)
-        return src, f"mistake {index}"
+        # a known mistake, as declared in solutions/<slug>.variants.toml
+        mistake = rng.choice(variants.load(slug).mistakes)
+        try:
+            return mistake.source(src), f"mistake {mistake.name}"
+        except variants.EditError as e:
+            raise SystemExit(f"bench: {e}") from None
     if kind == "error_import":
         return src + "\n_BENCH_SETTINGS = {'radius': 1}\n_bench = _BENCH_SETTINGS['window']\n", \
             "KeyError at import"

@@ -6,7 +6,8 @@ The files of exercise ``slug`` sit side by side by convention:
 - ``grader/stubs/<slug>.py`` the stub (the only one: what a release ships, what ``grade
   reset`` restores), ``exercises/<slug>.md`` the statement; ``exercises/<slug>.py`` is the
   learner's working copy, which nothing in the grader reads as a stub;
-- ``solutions/<slug>.py`` the reference; ``grader/suites/test_<slug>.py`` the hidden suite.
+- ``solutions/<slug>.py`` the reference, ``solutions/<slug>.variants.toml`` its declared edits
+  (known mistakes and other wrong files); ``grader/suites/test_<slug>.py`` the hidden suite.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ class Exercise:
     @property
     def solution(self) -> Path:
         return SOLUTIONS_DIR / f"{self.slug}.py"
+
+    @property
+    def variants(self) -> Path:
+        """The one declaration of the reference's edits (grader/authoring/variants.py)."""
+        return SOLUTIONS_DIR / f"{self.slug}.variants.toml"
 
     @property
     def suite(self) -> Path:

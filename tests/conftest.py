@@ -43,32 +43,17 @@ def edit_source(src: str, *replacements: tuple[str, str]) -> str:
     return src
 
 
+def declared(slug: str, name: str) -> str:
+    """The source of the variant ``name`` declared in ``solutions/<slug>.variants.toml`` (a
+    known mistake or an uncatalogued variant): the one place a reference's edits are kept."""
+    from grader.authoring import variants
+
+    return variants.load(slug).by_name(name).source()
+
+
 def reference_variant(slug: str, *replacements: tuple[str, str]) -> str:
     """A wrong variant of the reference: its source with ``replacements`` applied."""
     return edit_source(reference_source(slug), *replacements)
-
-
-# grid_local_mask's reference builds its window from a row window and a column window; a
-# variant that computes the window patch by patch replaces these lines (``grid_window``)
-GRID_WINDOW = """    r, c = np.arange(H_p), np.arange(W_p)
-    near_rows = np.abs(r[:, None] - r[None, :]) <= radius  # (H_p, H_p)
-    near_cols = np.abs(c[:, None] - c[None, :]) <= radius  # (W_p, W_p)
-    # patch r * W_p + c sits at row r, column c: two patches are in each other's square
-    # window when their rows are and their columns are, so the (P, P) window is the
-    # Kronecker product of the two (no (P, P) array of distances is built)
-    near = np.kron(near_rows, near_cols)
-"""
-CHEBYSHEV = ("np.maximum(np.abs(rows[:, None] - rows[None, :]),\n"
-             "                      np.abs(cols[:, None] - cols[None, :]))")
-
-
-def grid_window(body: str, row_length: str = "W_p") -> tuple[str, str]:
-    """An edit of grid_local_mask's reference whose window is computed by ``body`` (lines
-    that set ``near``) from ``idx``, ``rows`` and ``cols``: each patch's index, row and
-    column, in rows of ``row_length`` patches."""
-    return GRID_WINDOW, (f"    idx = np.arange(H_p * W_p)\n"
-                         f"    rows, cols = idx // {row_length}, idx % {row_length}\n"
-                         f"    {body}\n")
 
 
 def interruptible() -> None:

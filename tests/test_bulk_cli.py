@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import grid_window, interruptible, reference_variant
+from conftest import declared, interruptible
 
 from grader import catalog
 from grader.report.gradescope import validate_gradescope
@@ -26,25 +26,18 @@ EXERCISES = "grid_local_mask,attention_rollout,mean_attention_distance"
 REF = {s: catalog.get(s).solution.read_text() for s in EXERCISES.split(",")}
 
 
-WRONG = {  # known mistakes, each as a submission of one exercise
-    "m_inverted": ("grid_local_mask", "return mask", "return ~mask"),
-    "m_manhattan": ("grid_local_mask", *grid_window(
-        "near = (np.abs(rows[:, None] - rows[None, :])\n"
-        "            + np.abs(cols[:, None] - cols[None, :])) <= radius")),
-    "m_prefix": ("grid_local_mask", "mask = np.ones((T, T), dtype=bool)",
-                 "mask = np.eye(T, dtype=bool)"),
-    "m_flat": ("grid_local_mask", *grid_window(
-        "near = np.abs(idx[:, None] - idx[None, :]) <= radius")),
-    "m_order": ("attention_rollout", "R = A_hat @ R", "R = R @ A_hat"),
-    "m_residual": ("attention_rollout", "A_hat = 0.5 * A.mean(axis=0) + 0.5 * np.eye(T)",
-                   "A_hat = A.mean(axis=0)"),
-    "m_renorm": ("attention_rollout", "A_hat /= A_hat.sum(axis=-1, keepdims=True)", "pass"),
-    "m_maxheads": ("attention_rollout", "A.mean(axis=0)", "A.max(axis=0)"),
-    "m_column": ("attention_rollout", "return R[0, n_prefix:].reshape(H_p, W_p)",
-                 "return R[n_prefix:, 0].reshape(H_p, W_p)"),
-    "m_mad_renorm": ("mean_attention_distance",
-                     "patches = patches / patches.sum(axis=-1, keepdims=True)", "pass"),
-    "m_mad_pixels": ("mean_attention_distance", "dist = P * np.sqrt", "dist = np.sqrt"),
+WRONG = {  # known mistakes (declared in solutions/), each as a submission of one exercise
+    "m_inverted": ("grid_local_mask", "inverted_convention"),
+    "m_manhattan": ("grid_local_mask", "manhattan_window"),
+    "m_prefix": ("grid_local_mask", "prefix_not_free"),
+    "m_flat": ("grid_local_mask", "flattened_distance"),
+    "m_order": ("attention_rollout", "first_layer_on_left"),
+    "m_residual": ("attention_rollout", "no_residual"),
+    "m_renorm": ("attention_rollout", "no_row_renormalisation"),
+    "m_maxheads": ("attention_rollout", "max_over_heads"),
+    "m_column": ("attention_rollout", "column_not_row"),
+    "m_mad_renorm": ("mean_attention_distance", "no_renormalisation"),
+    "m_mad_pixels": ("mean_attention_distance", "distance_in_patches"),
 }
 BROKEN = {  # learner files that fail in every way but politely
     "x_syntax": "def grid_local_mask(:\n",
@@ -70,10 +63,10 @@ def make_class(root: Path) -> Path:
         d = root / f"partial_{i}"
         d.mkdir()
         (d / f"{slug}.py").write_text(REF[slug])
-    for name, (slug, old, new) in WRONG.items():
+    for name, (slug, mistake) in WRONG.items():
         d = root / name
         d.mkdir()
-        (d / f"{slug}.py").write_text(reference_variant(slug, (old, new)))
+        (d / f"{slug}.py").write_text(declared(slug, mistake))
         (d / "grid_local_mask.py").exists() or (d / "grid_local_mask.py").write_text(
             REF["grid_local_mask"])
     for name, src in BROKEN.items():
@@ -137,7 +130,7 @@ def test_detects_the_layout_and_grades_everyone(graded):
 def test_known_mistakes_and_broken_files_get_their_verdicts(graded):
     _, out, _ = graded
     results = _results(out)
-    for name, (slug, _, _) in WRONG.items():
+    for name, (slug, _) in WRONG.items():
         ex = next(e for e in results[name]["exercises"] if e["exercise"] == slug)
         assert any(t["mistake"] for t in ex["tests"]), name
     first = {k: results[k]["exercises"][0] for k in BROKEN}

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import grid_window, reference_variant
+from conftest import declared
 from markupsafe import escape
 
 from grader import catalog, numbers
@@ -29,9 +29,7 @@ from grader.report import gradebooks, gradescope, junit
 GRID, SHAPE = "grid_local_mask", "shape_bias"
 EXERCISES = [GRID, SHAPE]
 HOSTILE = "<script>alert(1)</script>"
-MANHATTAN = grid_window("near = (np.abs(rows[:, None] - rows[None, :])\n"
-                        "            + np.abs(cols[:, None] - cols[None, :])) <= radius")
-TEXTURE = ("return n_shape / decided", "return n_texture / decided")
+
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +40,9 @@ def graded(tmp_path_factory) -> dict:
         "s01-alice": {GRID: catalog.get(GRID).solution.read_text(),
                       SHAPE: catalog.get(SHAPE).solution.read_text()},
         "s02-bob": {GRID: catalog.get(GRID).stub.read_text(), SHAPE: None},
-        "s10-carol": {GRID: reference_variant(GRID, MANHATTAN),
-                      SHAPE: reference_variant(SHAPE, TEXTURE)},
-        "s03-dave": {GRID: reference_variant(GRID, MANHATTAN), SHAPE: "def shape_bias(:\n"},
+        "s10-carol": {GRID: declared(GRID, "manhattan_window"),
+                      SHAPE: declared(SHAPE, "texture_bias")},
+        "s03-dave": {GRID: declared(GRID, "manhattan_window"), SHAPE: "def shape_bias(:\n"},
         "s11-erin": {GRID: "def grid_local_mask(H_p, W_p, radius, n_prefix=1):\n"
                            "    raise RuntimeError('boom')\n",
                      SHAPE: catalog.get(SHAPE).solution.read_text()},

@@ -1,4 +1,5 @@
-"""compute_frontier through the real grader: reference, stub, every known mistake, wrong answers."""
+"""compute_frontier through the real grader: reference, stub, wrong answers (every declared
+mistake is checked by ``grade pack check --grade``)."""
 
 import importlib.util
 import math
@@ -50,37 +51,6 @@ def test_table6_answers_in_the_statement():
                 "ResNet152x2 (14 ep)": 460.4, "ResNet200x3 (14 ep)": 1739.1}
     for name, value in expected.items():
         assert got[name] == pytest.approx(value, abs=0.05)
-
-
-@pytest.mark.parametrize("edits, test, mistake", [
-    ([("return order[a_sorted > best_cheaper].tolist()",
-       "return sorted(order[a_sorted > best_cheaper].tolist())")],
-     "frontier_table6_all_models", "input_order"),
-    ([("best_so_far = np.maximum.accumulate(a_sorted)", "best_so_far = a_sorted")],
-     "frontier_shuffled_rows", "beats_previous_only"),
-    ([("a_sorted > best_cheaper", "a_sorted >= best_cheaper")],
-     "frontier_ties_in_accuracy", "ties_in_accuracy_kept"),
-    ([("order = np.lexsort((np.arange(c.size), a, c))", "order = np.argsort(c, kind='stable')"),
-      ("group_start = np.searchsorted(c_sorted, c_sorted, side=\"left\")",
-       "group_start = np.arange(c.size)")],
-     "frontier_ties_in_compute", "equal_compute_compared"),
-    ([("return float(np.exp((1.0 - w) * np.log(fc[j - 1]) + w * np.log(fc[j])))",
-       "return float((1.0 - w) * fc[j - 1] + w * fc[j])")],
-     "match_geometric_midpoint", "linear_in_compute"),
-    ([("front = pareto_frontier(c, a)", "front = np.argsort(a, kind='stable')")],
-     "match_skips_models_off_the_frontier", "all_models_not_frontier"),
-    ([("        return math.nan", "        return float(fc[0] if t < fa[0] else fc[-1])")],
-     "match_outside_range_is_nan", "clamps_outside_range"),
-])
-def test_known_mistakes_are_named(grade_src, edits, test, mistake):
-    src = reference_source(SLUG)
-    for old, new in edits:
-        assert src.count(old) == 1, old
-        src = edit_source(src, (old, new))
-    tests = by_name(grade_src(SLUG, src))
-    assert tests[test].status == "failed"
-    assert tests[test].mistake == mistake
-    assert "Your " in tests[test].message
 
 
 def test_wrong_submissions_fail_with_useful_messages(grade_src):

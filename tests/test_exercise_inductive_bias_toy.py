@@ -1,5 +1,6 @@
-"""inductive_bias_toy through the real grader: reference, stub, every known mistake, and the
-seed's figures reproduced by the reference."""
+"""inductive_bias_toy through the real grader: reference, stub, wrong answers, and the seed's
+figures reproduced by the reference (every declared mistake is checked by
+``grade pack check --grade``)."""
 
 import math
 
@@ -8,6 +9,7 @@ import pytest
 from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
+from grader.authoring import variants
 from grader.engine.plugin import load_reference
 
 SLUG = "inductive_bias_toy"
@@ -44,56 +46,10 @@ def test_seed_figures():
     np.testing.assert_allclose(w, [1.0, 0.0, -1.0], atol=0.01)
 
 
-SRC = {
-    "slope": "slope = np.roll(X, 1, axis=1) - np.roll(X, -1, axis=1)",
-    "ret_tt": "return gain * slope + sigma * noise",
-    "idx": "idx = (np.arange(n)[:, None] + np.arange(k)[None, :] - k // 2) % n\n"
-           "    return X[:, idx]",
-    "ret_sk": "return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0]",
-    "ret_fm": "return np.linalg.lstsq(X, Y, rcond=None)[0]",
-    "full": "full = s2 + s2 * n / (N - n - 1) if N > n + 1 else math.inf",
-    "conv": "conv = s2 + b2 + (s2 + b2) * k / (N * n)",
-    "cross": "return float(n + 1 + sigma**2 * n / beta**2)",
-}
-
-
-@pytest.mark.parametrize("key, new, test, mistake", [
-    ("slope", "slope = np.roll(X, -1, axis=1) - np.roll(X, 1, axis=1)",
-     "toy_targets_small", "slope_sign_flipped"),
-    ("slope", "P = np.pad(X, ((0, 0), (1, 1)))\n    slope = P[:, :-2] - P[:, 2:]",
-     "toy_targets_small", "not_circular"),
-    ("ret_tt", "return gain * (slope + sigma * noise)", "toy_targets_small", "noise_times_gain"),
-    ("ret_sk", "return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0][::-1]",
-     "shared_kernel_small", "taps_reversed"),
-    ("idx", "idx = np.arange(n)[:, None] + np.arange(k)[None, :]\n"
-            "    return np.pad(X, ((0, 0), (k // 2, k - 1 - k // 2)))[:, idx]",
-     "shared_kernel_small", "zero_padded_taps"),
-    ("ret_fm", "return np.linalg.lstsq(X, Y, rcond=None)[0].T",
-     "full_map_overdetermined", "transposed_map"),
-    ("ret_fm", "return np.linalg.lstsq(Y, X, rcond=None)[0]",
-     "full_map_overdetermined", "roles_swapped"),
-    ("full", "full = s2 + s2 * n / (N - n) if N > n else math.inf",
-     "predicted_errors_defaults", "N_minus_n"),
-    ("conv", "conv = s2 + b2 + s2 * k / (N * n)", "predicted_errors_defaults",
-     "excess_without_beta"),
-    ("cross", "return float(n + sigma**2 * n / beta**2)", "crossover_rows", "without_plus_one"),
-    ("cross", "return float(n + 1 + sigma * n / beta)", "crossover_rows", "not_squared"),
-])
-def test_known_mistakes_are_named(grade_src, key, new, test, mistake):
-    src = reference_source(SLUG)
-    assert SRC[key] in src
-    result = grade_src(SLUG, edit_source(src, (SRC[key], new)))
-    t = by_name(result)[test]
-    assert t.status == "failed"
-    assert t.mistake == mistake
-    assert t.mistake_message.startswith("Your ")
-
-
 def test_wrong_fits_fail_the_measured_error_test(grade_src):
     """Reversed taps predict the slope with the wrong sign: the measured error is far above the
     prediction, and the message says by how much and what the tolerance is."""
-    src = edit_source(reference_source(SLUG), (
-        SRC["ret_sk"], "return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0][::-1]"))
+    src = variants.load(SLUG).by_name("taps_reversed").source()
     t = by_name(grade_src(SLUG, src))["measured_errors_track_predictions"]
     assert t.status == "failed"
     assert "shared kernel at N = 60: measured test error" in t.message
@@ -103,7 +59,7 @@ def test_wrong_fits_fail_the_measured_error_test(grade_src):
 def test_wrong_submissions_fail_with_useful_messages(grade_src):
     src = reference_source(SLUG)
     # a ridge-regularised full map: close, but not the least-squares fit
-    ridge = edit_source(src, (SRC["ret_fm"],
+    ridge = edit_source(src, ("return np.linalg.lstsq(X, Y, rcond=None)[0]",
                         "return np.linalg.solve(X.T @ X + 0.5 * np.eye(X.shape[1]), X.T @ Y)"))
     tests = by_name(grade_src(SLUG, ridge))
     over = tests["full_map_overdetermined"]

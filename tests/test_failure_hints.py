@@ -11,14 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import (
-    CHEBYSHEV,
-    by_name,
-    edit_source,
-    grid_window,
-    reference_source,
-    reference_variant,
-)
+from conftest import by_name, declared, edit_source, reference_source, reference_variant
 
 from grader import catalog
 from grader.engine import hints
@@ -371,7 +364,7 @@ def test_a_match_by_chance_is_not_named(grade_src):
     the grid's edges (a known mistake): the suite's probes tell them apart, so no mistake is
     named, and the observation says where the values are wrong."""
     suite = importlib.import_module(f"grader.suites.test_{GRID}")
-    wide = reference_variant(GRID, grid_window(f"near = {CHEBYSHEV} <= radius + 1"))
+    wide = declared(GRID, "window_one_step_too_wide")
     ns: dict = {}
     exec(wide, ns)
     assert (ns["grid_local_mask"](3, 3, 1, 1) == suite._wrap(3, 3, 1, 1)).all()  # by chance

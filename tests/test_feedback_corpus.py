@@ -22,177 +22,19 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import reference_variant
 
 from grader import catalog
+from grader.authoring import variants
+from grader.authoring.variants import Variant
 from grader.engine.results import SubmissionResult, TestResult
 from grader.engine.runner import Job, grade_each
 
-NOT_IMPLEMENTED = ("    return _train(X, y, int(steps), float(lr), seed)",
-                   "    raise NotImplementedError(\"training: next\")")
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    edits: tuple[tuple[str, str], ...]
-    # tests that must fail, with the failure kind they must show (the variant does its job)
-    expect: dict[str, str] = field(default_factory=dict)
-
-
-CORPUS: dict[str, list[Variant]] = {
-    "grid_local_mask": [
-        Variant("only_the_first_prefix_token_freed", (
-            ("    mask = np.ones((T, T), dtype=bool)\n",
-             "    mask = np.zeros((T, T), dtype=bool)\n    mask[0, :] = True\n"
-             "    mask[:, 0] = True\n"),), {"several_prefix_tokens": "values"}),
-        Variant("columns_wrap_around", (
-            ("near_cols = np.abs(c[:, None] - c[None, :]) <= radius",
-             "near_cols = np.minimum(np.abs(c[:, None] - c[None, :]),\n"
-             "                           W_p - np.abs(c[:, None] - c[None, :])) <= radius"),),
-            {"no_prefix": "values", "large_grid": "values"}),
-        Variant("window_one_step_too_wide", (
-            ("near_rows = np.abs(r[:, None] - r[None, :]) <= radius",
-             "near_rows = np.abs(r[:, None] - r[None, :]) <= radius + 1"),
-            ("near_cols = np.abs(c[:, None] - c[None, :]) <= radius",
-             "near_cols = np.abs(c[:, None] - c[None, :]) <= radius + 1")),
-            {"radius_0": "values", "square_grid_radius_1": "values"}),
-        Variant("arguments_not_validated", (
-            ("    if H_p < 1 or W_p < 1:\n        raise ValueError(f\"the grid must have at "
-             "least one row and column, got {H_p}x{W_p}\")\n    if radius < 0:\n"
-             "        raise ValueError(f\"radius must be >= 0, got {radius}\")\n", ""),),
-            {"invalid_arguments_raise": "not_raised"}),
-    ],
-    "attention_rollout": [
-        Variant("columns_renormalised", (
-            ("A_hat /= A_hat.sum(axis=-1, keepdims=True)",
-             "A_hat /= A_hat.sum(axis=-2, keepdims=True)"),),
-            {"three_layers_four_heads": "values"}),
-        Variant("heads_summed", (
-            ("A_hat = 0.5 * A.mean(axis=0) + 0.5 * np.eye(T)",
-             "A_hat = 0.5 * A.sum(axis=0) + 0.5 * np.eye(T)"),),
-            {"three_layers_four_heads": "values"}),
-        Variant("one_prefix_token_assumed", (
-            ("return R[0, n_prefix:].reshape(H_p, W_p)", "return R[0, 1:].reshape(H_p, W_p)"),),
-            {"several_prefix_tokens": "raised"}),
-    ],
-    "mean_attention_distance": [
-        Variant("squared_distance", (
-            ("P * np.sqrt((rows[:, None] - rows[None, :]) ** 2 + (cols[:, None] - "
-             "cols[None, :]) ** 2)",
-             "P * ((rows[:, None] - rows[None, :]) ** 2 + (cols[:, None] - "
-             "cols[None, :]) ** 2)"),), {"one_image": "values"}),
-        Variant("averaged_over_heads_too", (
-            ("return per_query.mean(axis=(0, 2))", "return per_query.mean()"),),
-            {"one_image": "shape"}),
-        Variant("prefix_queries_kept", (
-            ("patches = A[..., n_prefix:, n_prefix:]", "patches = A[..., :, n_prefix:]"),),
-            {"one_image": "raised"}),
-    ],
-    "shift_equivariance": [
-        Variant("mean_gap_not_largest", (
-            ("        err = float(np.abs(shifted - expected).max())",
-             "        err = float(np.abs(shifted - expected).mean())"),),
-            {"positions_break_whole_patch_shift": "values"}),
-        Variant("zero_output_divides_by_zero", (
-            ("    scale = scale if scale > 0 else 1.0\n", ""),
-            ("    return err / scale\n", "    return float(np.float64(err) / scale)\n")),
-            {"zero_output_denominator": "nan"}),
-        Variant("rows_not_wrapped", (
-            ("new = ((r + dr) % H_p) * W_p + (c + dc) % W_p",
-             "new = (r + dr) * W_p + (c + dc) % W_p"),),
-            {"permutation_non_square": "raised"}),
-    ],
-    "conv_via_attention": [
-        Variant("distance_not_squared", (
-            ("    return np.minimum(diff, n - diff) ** 2",
-             "    return np.minimum(diff, n - diff)"),),
-            {"one_d_small": "values"}),
-        Variant("columns_flipped_in_2d", (
-            ("PW = _head_weights(X.shape[1], k, alpha)",
-             "PW = _head_weights(X.shape[1], k, alpha)[::-1]"),),
-            {"two_d_small": "values"}),
-        Variant("rho_stops_early", (
-            ("int(math.ceil(math.sqrt(40.0 / alpha)))",
-             "int(math.ceil(math.sqrt(18.0 / alpha)))"),),
-            {"rho_extremes": "precision"}),
-        Variant("even_kernel_accepted", (
-            ("    if k % 2 == 0:\n        raise ValueError(f\"the kernel size must be odd, got "
-             "{k}\")\n", ""),), {"invalid_arguments_raise": "not_raised"}),
-    ],
-    "inductive_bias_toy": [
-        Variant("gain_uses_sine", (
-            ("gain = 1.0 + beta * np.cos(2 * np.pi * np.arange(n) / n)",
-             "gain = 1.0 + beta * np.sin(2 * np.pi * np.arange(n) / n)"),),
-            {"toy_targets_small": "values"}),
-        Variant("full_map_error_never_infinite", (
-            ("full = s2 + s2 * n / (N - n - 1) if N > n + 1 else math.inf",
-             "full = s2 + s2 * n / max(N - n - 1, 1e-12)"),),
-            {"predicted_errors_edges": "inf"}),
-        Variant("right_end_zero_padded", (
-            ("np.roll(X, -1, axis=1)     # X[:, t-1] - X[:, t+1]",
-             "np.concatenate([X[:, 1:], np.zeros_like(X[:, :1])], axis=1)"),),
-            {"toy_targets_small": "values"}),
-        Variant("normal_equations", (
-            ("return np.linalg.lstsq(X, Y, rcond=None)[0]",
-             "return np.linalg.solve(X.T @ X, X.T @ Y)"),),
-            {"full_map_underdetermined": "values"}),
-    ],
-    "shape_bias": [
-        Variant("none_when_nothing_counts", (
-            ("    if decided == 0:\n        return math.nan\n",
-             "    if decided == 0:\n        return None\n"),),
-            {"nan_when_nothing_counts": "none"}),
-        Variant("shape_over_texture", (
-            ("return n_shape / decided", "return n_shape / n_texture"),),
-            {"seed_six_trials": "values", "extremes": "raised"}),
-        Variant("lengths_not_checked", (
-            ("    if not len(pred) == len(shape) == len(texture):\n", "    if False:\n"),),
-            {"unequal_lengths_raise": "not_raised"}),
-    ],
-    "compute_frontier": [
-        Variant("frontier_most_expensive_first", (
-            ("return order[a_sorted > best_cheaper].tolist()",
-             "return order[a_sorted > best_cheaper].tolist()[::-1]"),),
-            {"frontier_table6_vits": "values", "match_geometric_midpoint": "nan"}),
-        Variant("no_interpolation", (
-            ("return float(np.exp((1.0 - w) * np.log(fc[j - 1]) + w * np.log(fc[j])))",
-             "return float(fc[j - 1])"),), {"match_geometric_midpoint": "values"}),
-        Variant("inf_outside_the_range", (
-            ("a NaN target lands here too\n        return math.nan",
-             "a NaN target lands here too\n        return math.inf"),),
-            {"match_outside_range_is_nan": "nan"}),
-    ],
-    "patch_vit": [
-        Variant("tokens_as_columns", (
-            ("        return self.encoder(tokens)", "        return self.encoder(tokens).mT"),),
-            {"output_shape_and_device": "shape"}),
-        Variant("patch_embedding_without_bias", (
-            ("nn.Conv2d(in_chans, dim, kernel_size=patch, stride=patch)",
-             "nn.Conv2d(in_chans, dim, kernel_size=patch, stride=patch, bias=False)"),),
-            {"parameter_count": "values"}),
-        Variant("positions_added_twice", (
-            ("tokens = tokens + self.pos_embed", "tokens = tokens + 2 * self.pos_embed"),),
-            {"same_tokens_as_reference_with_positions": "values"}),
-    ],
-    "positional_attention": [
-        Variant("softmax_not_stabilised", (
-            ("    Z = Q - Q.max(axis=1, keepdims=True)\n    E = np.exp(Z)\n",
-             "    E = np.exp(Q)\n"), NOT_IMPLEMENTED), {"forward_large_logits": "nan"}),
-        Variant("ties_all_counted", (
-            ("credit = (same & above).sum(axis=1) + free * (same & tied).sum(axis=1) / "
-             "tied.sum(axis=1)", "credit = (same & (above | tied)).sum(axis=1)"),
-            NOT_IMPLEMENTED), {"association_uniform_is_chance": "values"}),
-        Variant("loss_summed_not_averaged", (
-            ("g = -y * np.exp(-np.logaddexp(0.0, margin)) / N",
-             "g = -y * np.exp(-np.logaddexp(0.0, margin))"),),
-            {"training_first_steps_exact": "nan", "training_invalid": "values"}),
-    ],
-}
+# The uncatalogued variants of every exercise, declared in solutions/<slug>.variants.toml
+CORPUS: dict[str, tuple[Variant, ...]] = {slug: variants.load(slug).uncatalogued
+                                          for slug in catalog.load()}
 
 # What kind hints said before they were observations: causes guessed from a pattern.
 GUESSES = ("look at how your code treats", "wrap-around, padding", "a normalisation is missing",
@@ -200,10 +42,6 @@ GUESSES = ("look at how your code treats", "wrap-around, padding", "a normalisat
            "a batch or heads axis kept", "right up to their sign: a")
 # Faults whose message says everything: no test hint beside them.
 SELF_EXPLAINED = ("not implemented yet", "was not submitted", "not run:")
-
-
-def _variant_source(slug: str, variant: Variant) -> str:
-    return reference_variant(slug, *variant.edits)
 
 
 def grade_corpus(root: Path) -> dict[tuple[str, str], list[TestResult]]:
@@ -214,10 +52,10 @@ def grade_corpus(root: Path) -> dict[tuple[str, str], list[TestResult]]:
         folder = root / f"submission-{i}"
         folder.mkdir()
         files: dict[str, Path | None] = {}
-        for slug, variants in CORPUS.items():
-            if i < len(variants):
+        for slug, declared in CORPUS.items():
+            if i < len(declared):
                 files[slug] = folder / f"{slug}.py"
-                files[slug].write_text(_variant_source(slug, variants[i]))
+                files[slug].write_text(declared[i].source())
         jobs.append(Job(files, f"submission-{i}"))
     outcomes: list[SubmissionResult | Exception] = []
     grade_each(list(CORPUS), jobs, lambda job, outcome: outcomes.append(outcome))
@@ -267,10 +105,11 @@ def _check_observations(t: TestResult) -> None:
         assert int(m.group(1)) == diag["n_outside"], hint
     worst = diag.get("worst_index")
     for axis, word in ((0, "row"), (1, "column")):
-        m = re.search(rf"\bin {word}s? ([\d, ]+(?: and \d+| to \d+)?)\b", hint)
+        m = re.search(rf"\bin {word}s? (\d+(?:, \d+)*(?: and \d+| to \d+)?)\b", hint)
         if m and worst is not None and len(worst) == 2:
             assert worst[axis] in _numbers(m.group(1)), (hint, worst)
-    m = re.search(r"\bat ind(?:ex|ices) ([\d, ]+(?: and \d+| to \d+)?)(?! of axis)\b", hint)
+    m = re.search(r"\bat ind(?:ex|ices) (\d+(?:, \d+)*(?: and \d+| to \d+)?)(?! of axis)\b",
+                  hint)
     if m and worst is not None and len(worst) == 1:
         assert worst[0] in _numbers(m.group(1)), (hint, worst)
     if "expected_at_worst" in diag and "actual_at_worst" in diag:
@@ -318,12 +157,11 @@ CASES = [(slug, v.name) for slug, variants in CORPUS.items() for v in variants]
 
 
 def test_every_exercise_has_three_uncatalogued_variants():
-    assert set(CORPUS) == set(catalog.load())
-    for slug, variants in CORPUS.items():
-        assert len(variants) >= 3, slug
-        assert len({v.name for v in variants}) == len(variants)
-        for v in variants:  # each edit applies, and makes a different file
-            assert _variant_source(slug, v) != catalog.get(slug).solution.read_text()
+    for slug, declared in CORPUS.items():
+        assert len(declared) >= 3, slug
+        assert len({v.name for v in declared}) == len(declared)
+        for v in declared:  # each edit applies, and makes a different file
+            assert v.source() != catalog.get(slug).solution.read_text()
 
 
 @pytest.mark.parametrize("slug, name", CASES, ids=[f"{s}-{n}" for s, n in CASES])
@@ -331,7 +169,7 @@ def test_feedback_names_no_cause_the_variant_does_not_have(graded, slug, name):
     tests = graded[slug, name]
     variant = next(v for v in CORPUS[slug] if v.name == name)
     by_name = {t.name: t for t in tests}
-    for test, kind in variant.expect.items():
+    for test, kind in variant.fails.items():
         assert not by_name[test].passed and by_name[test].kind == kind, (
             test, by_name[test].status, by_name[test].kind, by_name[test].message)
     markers = _markers(slug)

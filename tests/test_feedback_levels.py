@@ -15,17 +15,16 @@ import pytest
 from conftest import edit_source
 
 from grader import catalog
-from grader.engine import check as check_module
-from grader.engine import feedback, verdict
+from grader.engine import feedback
 from grader.engine.check import GradeFailure
 from grader.engine.compare import Comparison
+from grader.engine.observer import Observer
 from grader.engine.policy import Policy
 from grader.engine.results import TestResult
 from grader.engine.runner import grade
 from grader.report import class_html, gradescope, junit, terminal
 from grader.report.html import write_report
 from grader.sandbox import faults
-from grader.sandbox.proxy import LearnerProxy
 
 
 def _hidden(**kw) -> TestResult:
@@ -201,40 +200,29 @@ def graded_run(tmp_path_factory):
     pending: list[tuple] = []
     seen: dict[str, set[str]] = {"hidden": set(), "public": set(), "learner": set()}
     sizes: dict[str, set[str]] = {"hidden": set(), "public": set()}
-    real_expected, real_decide = check_module.Check._expected, verdict.decide
 
-    def spy_expected(self, k, func, args, kwargs):
-        value = real_expected(self, k, func, args, kwargs)
-        pending.append((args, kwargs, value))
-        return value
+    class Watch(Observer):
+        def expected(self, func, args, kwargs, value):
+            pending.append((args, kwargs, value))
 
-    def spy_decide(item, *a, **kw):
-        marker = item.get_closest_marker("grading")
-        side = "public" if marker and marker.kwargs.get("visibility") == "public" else "hidden"
-        limit = 40 if side == "hidden" else 10**6  # public values: all of them, to exclude
-        for args, kwargs, value in pending:
-            seen[side] |= _distinctive(args, limit) | _distinctive(kwargs, limit) | \
-                _distinctive(value, limit)
-            sizes[side] |= _sizes(value) | (_sizes(args) if side == "public" else set())
-        pending.clear()
-        return real_decide(item, *a, **kw)
+        def requested(self, op, func, args, kwargs):  # all a test sends
+            pending.append((args, kwargs, None))
 
-    real_request = LearnerProxy._request
+        def replied(self, op, value):  # the learner knows its own results
+            seen["learner"] |= _distinctive(value, 10**6)
 
-    def spy_request(self, op, func, args, kwargs, handle=None):  # all a test sends
-        pending.append((args, kwargs, None))
-        value = real_request(self, op, func, args, kwargs, handle)
-        seen["learner"] |= _distinctive(value, 10**6)  # the learner knows its own results
-        return value
+        def decided(self, item, result):
+            marker = item.get_closest_marker("grading")
+            public = marker and marker.kwargs.get("visibility") == "public"
+            side = "public" if public else "hidden"
+            limit = 40 if side == "hidden" else 10**6  # public values: all, to exclude
+            for args, kwargs, value in pending:
+                seen[side] |= _distinctive(args, limit) | _distinctive(kwargs, limit) | \
+                    _distinctive(value, limit)
+                sizes[side] |= _sizes(value) | (_sizes(args) if side == "public" else set())
+            pending.clear()
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(check_module.Check, "_expected", spy_expected)
-    mp.setattr(LearnerProxy, "_request", spy_request)
-    mp.setattr(verdict, "decide", spy_decide)
-    try:
-        result = grade(files, submission="leak", policy=Policy(feedback="graded"))
-    finally:
-        mp.undo()
+    result = grade(files, submission="leak", policy=Policy(feedback="graded"), observer=Watch())
     out = base / "out"
     write_report(result, out)
     gradescope.write_gradescope_json(out / "gradescope.json", result)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
 from grader import catalog
 from grader.authoring import check
 from grader.cli import main
-from grader.suite import mistakes_in
 
 EXERCISES = list(catalog.load().values())
 
@@ -38,35 +36,23 @@ def test_references_score_full_marks_through_the_cli(tmp_path, monkeypatch):
         assert e["score"] == e["max_score"] == catalog.get(e["exercise"]).points
 
 
-@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.slug)
-def test_every_known_mistake_is_triggered_by_a_project_test(ex):
-    """Each @mistake's name must be what a test in tests/test_exercise_<slug>.py asserts a
-    verdict's ``.mistake`` equals: the name, a string in a test function (or its parametrize
-    rows, or a module-level table those rows name) that compares ``.mistake`` to something."""
-    import ast
-    import importlib
-    from pathlib import Path
+def test_the_graded_rules_hold_for_the_whole_pack():
+    """`grade pack check --grade` through the CLI, on every exercise: the references score
+    full marks, every declared known mistake (solutions/<slug>.variants.toml) is named on its
+    tests with nothing beside it, every uncatalogued variant names no cause and fails with
+    its declared kinds, and no stub or variant meets a grader error."""
+    result = CliRunner().invoke(main, ["pack", "check", "--grade"])
+    assert result.exit_code == 0, result.output
+    assert "Checked 10 exercise(s)" in result.output and "mistake-named" in result.output
 
-    module = importlib.import_module(f"grader.suites.test_{ex.slug}")
-    tests_file = Path(__file__).with_name(f"test_exercise_{ex.slug}.py")
-    assert tests_file.is_file()
-    tree = ast.parse(tests_file.read_text())
-    tables = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-              for t in node.targets if isinstance(t, ast.Name)}
 
-    def strings(node: ast.AST) -> set[str]:
-        return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
-                and isinstance(n.value, str)}
 
-    asserted: set[str] = set()
-    for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef) or not any(
-                isinstance(a, ast.Attribute) and a.attr == "mistake"
-                for c in ast.walk(fn) if isinstance(c, ast.Compare) for a in ast.walk(c)):
-            continue
-        asserted |= strings(fn)
-        for d in fn.decorator_list:
-            asserted |= set().union(*(strings(tables[n.id]) for n in ast.walk(d)
-                                      if isinstance(n, ast.Name) and n.id in tables))
-    untested = [m.name for m in mistakes_in(vars(module)) if m.name not in asserted]
-    assert untested == []
+def test_the_authoring_guide_lists_every_rule_under_its_id():
+    import re
+
+    from grader.authoring import graded
+
+    text = (catalog.PROJECT_DIR / "docs" / "AUTHORING.md").read_text()
+    listed = re.findall(r"^\| `([a-z-]+)`(?: \(`--grade`\))? \|", text, flags=re.M)
+    assert sorted(listed) == sorted([r.id for r in check.RULES] + ["index-order"]
+                                    + list(graded.GRADED_RULES))

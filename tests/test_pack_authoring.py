@@ -23,7 +23,8 @@ def _grade(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 def _files(project: Path) -> list[Path]:
     return [project / p for p in (f"exercises/{SLUG}.md", f"grader/stubs/{SLUG}.py",
-                                  f"solutions/{SLUG}.py", f"grader/suites/test_{SLUG}.py",
+                                  f"solutions/{SLUG}.py", f"solutions/{SLUG}.variants.toml",
+                                  f"grader/suites/test_{SLUG}.py",
                                   "grader/exercises.toml")]
 
 
@@ -76,6 +77,32 @@ BREAKS = {
     "nothing-left": lambda p: _edit(p / f"solutions/{SLUG}.py", '"""Reference',
                                     f'# {TODO}: again\n"""Reference'),
     "index-order": lambda p: (p / "solutions/ghost.py").write_text("x = 1\n"),
+    "variants-declared": lambda p: _edit(p / f"solutions/{SLUG}.variants.toml",
+                                         '[[variant]]\nname = "flattened"', '[[ignored]]'),
+    "edits-apply": lambda p: _edit(p / f"solutions/{SLUG}.variants.toml",
+                                   '"np.ravel(x) * factor"]', '"np.ravel(x) * factor"], '
+                                   '["no such text", "x"]'),
+    "mistake-has-variant": lambda p: _edit(p / f"solutions/{SLUG}.variants.toml",
+                                           'small = "divided"', 'small = "halved"'),
+    # planted nothing: the file is wrong, but not as the mistake it says
+    "mistake-named": lambda p: _edit(p / f"solutions/{SLUG}.variants.toml",
+                                     '"np.asarray(x, dtype=float)"]]',
+                                     '"np.asarray(x, dtype=float) * factor * 1.5"]]'),
+    # an uncatalogued variant that is in fact a known mistake
+    "variant-no-cause": lambda p: _edit(p / f"solutions/{SLUG}.variants.toml",
+                                        '"np.asarray(x, dtype=float) + factor"',
+                                        '"np.asarray(x, dtype=float) / factor"'),
+    "base-full-marks": lambda p: p.joinpath(f"solutions/{SLUG}.variants.toml").write_text(
+        p.joinpath(f"solutions/{SLUG}.variants.toml").read_text().replace(
+            'name = "factor_squared"\n', 'name = "factor_squared"\nbase = "wrong"\n')
+        + '\n[bases.wrong]\nappend = "\\nraise ValueError(\'a base must be right\')\\n"\n'),
+    # a test whose answer is all zeros: returning zeros earns its point
+    "trivial-scores-nothing": lambda p: (
+        _edit(p / "grader/exercises.toml", "points = 2\nrtol = 1e-7", "points = 3\nrtol = 1e-7"),
+        (p / f"grader/suites/test_{SLUG}.py").open("a").write(
+            '\n\n@graded(1, "Zero stays zero.", hint_for=("values",))\n'
+            'def test_zero(check):\n    """A zero vector."""\n'
+            '    check.call(F, np.zeros(3), 2.0)\n')),
     # graded against itself, a reference fails where it cannot compute a test's input (or
     # breaks a property a test checks): here, a matrix
     "reference-full-marks": lambda p: _edit(p / f"solutions/{SLUG}.py", "    return np.asarray",
@@ -84,13 +111,25 @@ BREAKS = {
 }
 
 
+GRADED = ("reference-full-marks", "mistake-named", "variant-no-cause", "base-full-marks",
+          "trivial-scores-nothing")
+
+
+def test_every_rule_is_broken_once():
+    """The rules the checker lists are the rules broken below (but no-grader-error: only an
+    engine bug breaks it, and test_no_grader_errors tries the pack's odd returns)."""
+    done = _grade(Path.cwd(), "pack", "check", "grid_local_mask", "--grade")
+    listed = done.stdout.split(": ", 1)[1].split(". No problem")[0].split(", ")
+    assert set(listed) | {"index-order"} == set(BREAKS) | {"no-grader-error"}
+
+
 @pytest.mark.parametrize("rule", sorted(BREAKS))
 def test_each_rule_broken_once_says_so(filled, tmp_path, rule):
     project = tmp_path / "project"
     shutil.copytree(filled, project, ignore=shutil.ignore_patterns("__pycache__"))
     BREAKS[rule](project)
     args = ["pack", "check"] + ([] if rule == "index-order" else [SLUG])
-    args += ["--grade"] if rule == "reference-full-marks" else []
+    args += ["--grade"] if rule in GRADED else []
     done = _grade(project, *args)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = [ln for ln in done.stdout.splitlines() if ln.endswith(f"({rule})")]

@@ -17,8 +17,7 @@ import pytest
 from conftest import edit_source
 
 from grader import catalog
-from grader.engine import check as check_module
-from grader.engine import verdict
+from grader.engine.observer import Observer
 from grader.engine.runner import grade
 
 GRADE = str(Path(sys.executable).with_name("grade"))
@@ -90,7 +89,6 @@ def _values(slugs: list[str]) -> dict[str, list[np.ndarray]]:
     teacher's suites make them (the reference graded with its calls watched)."""
     seen: dict[str, list[np.ndarray]] = {"hidden": [], "public": []}
     pending: list[np.ndarray] = []
-    real_expected, real_decide = check_module.Check._expected, verdict.decide
 
     def arrays(value, out):
         if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and value.size >= 8:
@@ -102,25 +100,18 @@ def _values(slugs: list[str]) -> dict[str, list[np.ndarray]]:
             for v in value.values():
                 arrays(v, out)
 
-    def spy_expected(self, k, func, args, kwargs):
-        value = real_expected(self, k, func, args, kwargs)
-        arrays([args, kwargs, value], pending)
-        return value
+    class Watch(Observer):
+        def expected(self, func, args, kwargs, value):
+            arrays([args, kwargs, value], pending)
 
-    def spy_decide(item, *a, **kw):
-        marker = item.get_closest_marker("grading")
-        side = "public" if marker and marker.kwargs.get("visibility") == "public" else "hidden"
-        seen[side] += pending
-        pending.clear()
-        return real_decide(item, *a, **kw)
+        def decided(self, item, result):
+            marker = item.get_closest_marker("grading")
+            public = marker and marker.kwargs.get("visibility") == "public"
+            seen["public" if public else "hidden"].extend(pending)
+            pending.clear()
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(check_module.Check, "_expected", spy_expected)
-    mp.setattr(verdict, "decide", spy_decide)
-    try:
-        grade({s: catalog.get(s).solution for s in slugs}, submission="reference")
-    finally:
-        mp.undo()
+    grade({s: catalog.get(s).solution for s in slugs}, submission="reference",
+          observer=Watch())
     return seen
 
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import by_name, edit_source, grid_window, reference_source
+from conftest import by_name, declared, edit_source, reference_source
 
 from grader import catalog
 from grader.engine.results import SubmissionResult
@@ -18,9 +18,7 @@ from grader.engine.runner import grade
 from grader.report.html import render, write_report
 
 GRID, ROLLOUT, CONV = "grid_local_mask", "attention_rollout", "conv_via_attention"
-MANHATTAN = edit_source(reference_source(GRID), grid_window(
-    "near = (np.abs(rows[:, None] - rows[None, :]) +\n"
-    "            np.abs(cols[:, None] - cols[None, :])) <= radius"))
+MANHATTAN = declared(GRID, "manhattan_window")
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +165,7 @@ def test_the_report_is_self_contained(manhattan):
     html = render(manhattan)
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
     assert "<script" not in html and "http://" not in html and "https://" not in html
-    assert html.count('<svg class="figure heatmap"') == 5   # the five failing tests
+    assert html.count('<svg class="figure heatmap"') == 6   # the six failing tests
     assert np.isfinite(len(html)) and len(html) < 400_000
 
 

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import catalog
+from grader.authoring import variants
 
 DIFFICULTIES = ("easy", "medium", "hard")
 TAGS = ("numpy", "torch")
 TODO = "TODO(pack new)"
+MIN_UNCATALOGUED = 3
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def _line_of(path: Path, text: str) -> int:
 def _files(entry: dict) -> dict[str, Path]:
     ex = catalog.get(entry["slug"])
     return {"statement": ex.statement, "stub": ex.stub, "reference": ex.solution,
-            "suite": ex.suite}
+            "variants": ex.variants, "suite": ex.suite}
 
 
 def _parse(path: Path) -> ast.Module | None:
@@ -100,6 +102,12 @@ def index_schema(entry: dict) -> Iterator[Problem]:
             yield bad(f"{key} {entry.get(key)!r}", "a number >= 0")
     if not entry.get("functions"):
         yield bad("no functions listed", "list the functions (or classes) the stub defines")
+    format_only = entry.get("format_only", [])
+    tests = _suite_test_names(entry)
+    if not isinstance(format_only, list) or any(t not in tests for t in format_only):
+        yield bad(f"format_only {format_only!r} names no test of the suite",
+                  "list test names without test_, each documented in the statement as points "
+                  "for the form alone")
     if len(entry.get("hints", [])) < 3:
         yield bad(f"{len(entry.get('hints', []))} hints", "write at least three progressive "
                   "hints, from the idea to the last step")
@@ -196,6 +204,12 @@ def _decorator(node: ast.FunctionDef, name: str) -> ast.Call | None:
     return None
 
 
+def _suite_test_names(entry: dict) -> set[str]:
+    suite = _files(entry)["suite"]
+    tree = _parse(suite) if suite.is_file() else None
+    return {t.name.removeprefix("test_") for t in _tests(tree)} if tree else set()
+
+
 def _tests(tree: ast.Module) -> list[ast.FunctionDef]:
     return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
 
@@ -232,20 +246,46 @@ def suite_tests(entry: dict) -> Iterator[Problem]:
                           "say in one line what it checks (the report shows it)", "suite-tests")
 
 
+def _suite_mistakes(tree: ast.Module) -> Iterator[tuple[str | None, int]]:
+    """Each ``@mistake`` of a suite: its name (None when not a literal) and line."""
+    for name, _, line in _mistake_decls(tree):
+        yield name, line
+
+
+def _mistake_decls(tree: ast.Module) -> Iterator[tuple[str | None, str | None, int]]:
+    """Each ``@mistake``: its name and the start of its message (None when not literal)."""
+    def start(node: ast.AST | None) -> str | None:
+        while isinstance(node, ast.BinOp):  # "..." + "..."
+            node = node.left
+        if isinstance(node, ast.JoinedStr) and node.values:
+            node = node.values[0]
+        return node.value if isinstance(node, ast.Constant) and isinstance(
+            node.value, str) else None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (dec := _decorator(node, "mistake")):
+            name = dec.args[1] if len(dec.args) > 1 else None
+            message = dec.args[2] if len(dec.args) > 2 else next(
+                (k.value for k in dec.keywords if k.arg == "message"), None)
+            yield (name.value if isinstance(name, ast.Constant) else None), start(message), \
+                node.lineno
+
+
 def suite_mistakes(entry: dict) -> Iterator[Problem]:
     path = _files(entry)["suite"]
     tree = _parse(path) if path.is_file() else None
     if tree is None:
         return
-    names: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and (dec := _decorator(node, "mistake")):
-            name = dec.args[1].value if len(dec.args) > 1 and isinstance(
-                dec.args[1], ast.Constant) else None
-            if name in names:
-                yield Problem(entry["slug"], path, node.lineno, f"mistake {name!r} is declared "
-                              "twice", "give every mistake a name of its own", "suite-mistakes")
-            names[name] = node.lineno
+    names: dict[str | None, int] = {}
+    for name, message, line in _mistake_decls(tree):
+        if name in names:
+            yield Problem(entry["slug"], path, line, f"mistake {name!r} is declared "
+                          "twice", "give every mistake a name of its own", "suite-mistakes")
+        if message is not None and not message.startswith("Your "):
+            yield Problem(entry["slug"], path, line, f"mistake {name!r}'s message starts "
+                          f"{message[:20]!r}", "say what the learner's result matches: "
+                          "\"Your output matches ...\"", "suite-mistakes")
+        names[name] = line
     if len(names) < 2:
         yield Problem(entry["slug"], path, 1, f"{len(names)} known mistake(s)",
                       "declare at least two @mistake functions, each a real wrong answer",
@@ -303,6 +343,69 @@ def raises_confirmed(entry: dict) -> Iterator[Problem]:
                           "raises-confirmed")
 
 
+def _declared(entry: dict) -> tuple[Path, variants.Declared | None, str]:
+    """The declaration of the reference's edits: its path, what it declares (None when it is
+    missing or does not parse) and why not."""
+    path = variants.path_of(entry["slug"])
+    if not path.is_file():
+        return path, None, "missing"
+    try:
+        return path, variants.parse(entry["slug"], path.read_text()), ""
+    except variants.EditError as e:
+        return path, None, str(e)
+
+
+def _at(entry: dict, path: Path, text: str, what: str, fix: str, rule: str) -> Problem:
+    return Problem(entry["slug"], path, _line_of(path, text) if path.is_file() else 1, what,
+                   fix, rule)
+
+
+def variants_declared(entry: dict) -> Iterator[Problem]:
+    path, declared, why = _declared(entry)
+    if why == "missing":
+        return  # files-exist says so
+    if declared is None:
+        yield _at(entry, path, "", why, "see the format in grader/authoring/variants.py",
+                  "variants-declared")
+    elif len(declared.uncatalogued) < MIN_UNCATALOGUED:
+        yield _at(entry, path, "", f"{len(declared.uncatalogued)} uncatalogued variant(s)",
+                  f"declare at least {MIN_UNCATALOGUED} [[variant]] entries: wrong files a "
+                  "learner is likely to write that no mistake catalogues", "variants-declared")
+
+
+def edits_apply(entry: dict) -> Iterator[Problem]:
+    path, declared, _ = _declared(entry)
+    reference = _files(entry)["reference"]
+    if declared is None or not reference.is_file():
+        return
+    src = reference.read_text()
+    for v in (*declared.mistakes, *declared.uncatalogued):
+        try:
+            if v.source(src) == src:
+                yield _at(entry, path, v.name, f"{v.name} changes nothing",
+                          "edit the reference", "edits-apply")
+        except variants.EditError as e:
+            yield _at(entry, path, v.name, str(e), "quote the reference's current text, once",
+                      "edits-apply")
+
+
+def mistake_has_variant(entry: dict) -> Iterator[Problem]:
+    path, declared, _ = _declared(entry)
+    suite = _files(entry)["suite"]
+    tree = _parse(suite) if suite.is_file() else None
+    if declared is None or tree is None:
+        return
+    in_suite = {name for name, _ in _suite_mistakes(tree)}
+    planted = declared.mistake_names()
+    for name in sorted(n for n in in_suite - planted if n):
+        yield _at(entry, suite, f'"{name}"', f"no declared variant plants the mistake {name}",
+                  f"add a [[mistake]] to {path.name} whose `named` expects it",
+                  "mistake-has-variant")
+    for name in sorted(planted - in_suite):
+        yield _at(entry, path, name, f"the suite has no mistake {name}",
+                  "name one of the suite's @mistake functions", "mistake-has-variant")
+
+
 def nothing_left_to_write(entry: dict) -> Iterator[Problem]:
     for path in _files(entry).values():
         if path.is_file():
@@ -328,6 +431,12 @@ RULES = (
     Rule("suite-mistakes", "at least two uniquely named known mistakes", suite_mistakes),
     Rule("points-sum", "the index's points equal the suite's sum", points_sum),
     Rule("raises-confirmed", "a raises-test also checks a right value", raises_confirmed),
+    Rule("variants-declared", "the reference's edits declared, three uncatalogued variants",
+         variants_declared),
+    Rule("edits-apply", "every declared edit applies exactly once and changes the file",
+         edits_apply),
+    Rule("mistake-has-variant", "every suite mistake is planted by a declared variant",
+         mistake_has_variant),
     Rule("nothing-left", f"no '{TODO}' marker left", nothing_left_to_write),
 )
 
@@ -361,26 +470,3 @@ def check(slugs: list[str] | None = None) -> tuple[list[Problem], int]:
         for rule in RULES:
             problems += list(rule.check(entry))
     return problems, len(entries)
-
-
-def grade_rules(slugs: list[str]) -> list[Problem]:
-    """One grading session: each reference scores full marks, and the stubs grade without a
-    grader error."""
-    from grader.engine.runner import grade
-
-    problems: list[Problem] = []
-    for label, pick in (("reference", lambda ex: ex.solution), ("stub", lambda ex: ex.stub)):
-        files = {s: pick(catalog.get(s)) for s in slugs}
-        result = grade(files, submission=f"pack-check-{label}")
-        for ex in result.exercises:
-            path = files[ex.exercise]
-            for t in ex.tests:
-                if label == "stub" and t.status == "error" and "grader error" in t.message:
-                    problems.append(Problem(ex.exercise, path, 1, f"{t.name}: {t.message}",
-                                            "a learner value must never defeat the suite",
-                                            "no-grader-error"))
-                elif label == "reference" and not t.passed:
-                    problems.append(Problem(ex.exercise, path, 1, f"the reference fails "
-                                            f"{t.name}: {t.message}", "fix the reference or "
-                                            "the test", "reference-full-marks"))
-    return problems

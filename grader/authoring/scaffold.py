@@ -81,6 +81,35 @@ def test_matrix(check):
     check.call(F, np.arange(12.0).reshape(4, 3), -0.5)
 '''
 
+VARIANTS = f"""# Edits of solutions/{{slug}}.py (format: grader/authoring/variants.py).
+# {TODO}: the real ones. Each known mistake of the suite is planted by a [[mistake]]
+# whose tests must name it; each [[variant]] is a wrong file a learner is likely to write
+# that no mistake catalogues: its feedback must name no cause.
+
+[[mistake]]
+edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float)"]]
+named = {{{{ small = "forgot_the_factor" }}}}
+
+[[mistake]]
+edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) / factor"]]
+named = {{{{ small = "divided" }}}}
+
+[[variant]]
+name = "factor_added"
+edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) + factor"]]
+fails = {{{{ small = "values" }}}}
+
+[[variant]]
+name = "factor_squared"
+edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) * factor ** 2"]]
+fails = {{{{ small = "values", matrix = "values" }}}}
+
+[[variant]]
+name = "flattened"
+edits = [["np.asarray(x, dtype=float) * factor", "np.ravel(x) * factor"]]
+fails = {{{{ matrix = "shape" }}}}
+"""
+
 ENTRY = f"""
 [[exercise]]
 slug = "{{slug}}"
@@ -117,7 +146,7 @@ def new_exercise(slug: str, title: str | None = None) -> list[Path]:
     ex = catalog.Exercise(slug=slug, title=title, difficulty="easy", tags=("numpy",),
                           points=2, rtol=0, atol=0, hints=())
     files = {ex.statement: STATEMENT, ex.stub: STUB, ex.working_copy: STUB,
-             ex.solution: REFERENCE, ex.suite: SUITE}
+             ex.solution: REFERENCE, ex.variants: VARIANTS, ex.suite: SUITE}
     taken = [p for p in files if p.exists()]
     if taken:
         raise ScaffoldError(f"{taken[0]} exists already: remove it or choose another name")

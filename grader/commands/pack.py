@@ -16,12 +16,14 @@ def pack() -> None:
 @pack.command("check")
 @click.argument("slugs", nargs=-1)
 @click.option("--grade", "with_grading", is_flag=True,
-              help="Also grade the references (full marks) and the stubs (no grader error).")
+              help="Also grade, in one session: the reference (full marks), the stub (no grader "
+              "error), and every declared variant (each mistake named, no cause named for "
+              "an uncatalogued one).")
 def check_cmd(slugs: tuple[str, ...], with_grading: bool) -> None:
     """Check every rule of the pack (or of SLUGS): each problem on one line as
     `SLUG: file:line: what is wrong — how to fix (rule)`. Exit 1 on any problem."""
     from grader import catalog
-    from grader.authoring import check
+    from grader.authoring import check, graded
 
     unknown = [s for s in slugs if s not in catalog.load()]
     if unknown:
@@ -31,14 +33,14 @@ def check_cmd(slugs: tuple[str, ...], with_grading: bool) -> None:
     problems, count = check.check(list(slugs) or None)
     chosen = list(slugs) or list(catalog.load())
     if with_grading and not problems:
-        problems = check.grade_rules(chosen)
+        problems = graded.grade_rules(chosen)
     for problem in problems:
         click.echo(str(problem))
     if problems:
         click.echo(f"{len(problems)} problem(s) in {count} exercise(s).", err=True)
         sys.exit(1)
     rules = [rule.id for rule in check.RULES] + ([] if slugs else ["index-order"])
-    rules += ["reference-full-marks", "no-grader-error"] if with_grading else []
+    rules += list(graded.GRADED_RULES) if with_grading else []
     click.echo(f"Checked {count} exercise(s): {', '.join(rules)}. No problem.")
 
 

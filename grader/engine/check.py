@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from . import figures
 from .compare import Comparison, UnsupportedExpected, compare
 
 if TYPE_CHECKING:
+    from grader.engine.observer import Observer
     from grader.sandbox.proxy import LearnerProxy
     from grader.suite import KnownMistake
 
@@ -222,10 +224,28 @@ def _expecting(learner: Any, expected: Any) -> contextlib.AbstractContextManager
     return expecting(learner, expected) if expecting is not None else contextlib.nullcontext()
 
 
+def _observed(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Tell the check's observer (``engine/observer.py``), if any, of each use of ``method``."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def use(self: Check, *args: Any, **kwargs: Any) -> Any:
+        observer = self.observer
+        if observer is None:
+            return method(self, *args, **kwargs)
+        observer.entered(self, name, args, kwargs)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            observer.left(self, name)
+    return use
+
+
 class Check:
     def __init__(self, learner: LearnerProxy, reference: Any, mistakes: list[KnownMistake],
-                 rtol: float, atol: float) -> None:
+                 rtol: float, atol: float, observer: Observer | None = None) -> None:
         self.learner, self.reference, self.mistakes = learner, reference, mistakes
+        self.observer = observer
         self.rtol, self.atol = rtol, atol
         self.comparisons: list[Comparison] = []
         self.notes: list[str] = []
@@ -253,6 +273,7 @@ class Check:
         shown = [call_summary(*call) for call in self._calls[:MAX_INPUTS]]
         return shown + (["... (more calls not shown)"] if len(self._calls) > MAX_INPUTS else [])
 
+    @_observed
     def expected(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The reference's result (on copies of the arguments).
 
@@ -264,9 +285,13 @@ class Check:
         return self._expected(k, func, args, kwargs)
 
     def _expected(self, k: str | None, func: str, args: tuple, kwargs: dict) -> Any:
-        return expected_values.get_or_compute(k, lambda: _run_here(
+        value = expected_values.get_or_compute(k, lambda: _run_here(
             getattr(self.reference, func), args, kwargs))
+        if self.observer is not None:
+            self.observer.expected(func, args, kwargs, value)
+        return value
 
+    @_observed
     def call(self, func: str, *args: Any, rtol: float | None = None, atol: float | None = None,
              what: str | None = None, timed: bool = False, **kwargs: Any) -> Any:
         """Call ``func`` in the learner and in the reference; fail unless they agree.
@@ -314,6 +339,7 @@ class Check:
         self.notes.append(f"runtime of {func}: yours {learner_s * 1e3:.1f} ms, the reference's "
                           f"{reference_s * 1e3:.1f} ms ({ratio:.1f}x; information, not graded)")
 
+    @_observed
     def equal(self, actual: Any, expected: Any, *, rtol: float | None = None,
               atol: float | None = None, what: str = "the result",
               mistake_call: tuple[str, tuple, dict] | None = None,
@@ -444,6 +470,7 @@ class Check:
                 found.append((r.where, r.means, mask))
         return found
 
+    @_observed
     def raises(self, exc_type: str, func: str, *args: Any, new: bool = False,
                **kwargs: Any) -> None:
         """Fail unless the learner's ``func(*args, **kwargs)`` raises ``exc_type``.
@@ -489,6 +516,7 @@ class Check:
         error."""
         return [f for f in self._rejected if f not in self._confirmed]
 
+    @_observed
     def fail(self, message: str, mistake: Any = None, *, kind: str | None = None) -> None:
         """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake;
         ``kind`` the kind of failure when it is not wrong values (``"shape"``, ``"type"``,
@@ -496,6 +524,7 @@ class Check:
         raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake),
                            kind=kind)
 
+    @_observed
     def array(self, value: Any, what: str, dtype: Any = np.float64) -> np.ndarray:
         """``value`` (a result of the learner's) as a numpy array of ``dtype``, for a suite
         that computes with it; a failed test saying what it is when it cannot be read as one
@@ -507,12 +536,14 @@ class Check:
                                f"{type(value).__name__} that numpy cannot read as one "
                                f"({str(exc).split('. ')[0]})", kind="type") from None
 
+    @_observed
     def that(self, condition: bool, message: str, *, kind: str | None = None) -> None:
         """Fail with ``message`` unless ``condition`` holds (for property tests); ``kind`` as
         for ``fail`` (None: the result's values do not have the property)."""
         if not condition:
             raise GradeFailure(message, kind=kind)
 
+    @_observed
     def curve(self, title: str, series: list[dict[str, Any]], *, x_label: str, y_label: str,
               log_x: bool = False, log_y: bool = False, marks: list[dict[str, Any]] = (),
               note: str = "") -> None:
@@ -522,6 +553,7 @@ class Check:
         self.figures.append(figures.curve(title, series, x_label=x_label, y_label=y_label,
                                           log_x=log_x, log_y=log_y, marks=marks, note=note))
 
+    @_observed
     def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures: a
         call that must never change the test's verdict)."""

@@ -24,6 +24,7 @@ from grader.suite import DEFAULT_TIMEOUT_S, mistakes_in
 
 from . import feedback, rules, verdict
 from .check import Check
+from .observer import Observer
 from .results import TestResult
 
 _REFERENCES: dict[str, ModuleType] = {}
@@ -58,11 +59,14 @@ class GradingPlugin:
 
     def begin(self, worker: WorkerProcess, *, device: str, submitted: set[str],
               on_result: Callable[[str, TestResult], None] | None = None,
-              feedback_level: str = "full", call_timeout_s: float | None = None) -> None:
+              feedback_level: str = "full", call_timeout_s: float | None = None,
+              observer: Observer | None = None) -> None:
         """Forget the last submission: the next tests run against ``worker``, their hidden
         results made at ``feedback_level`` (``feedback.py``); ``call_timeout_s`` replaces the
-        default wall clock of a call (tests that set their own keep it)."""
+        default wall clock of a call (tests that set their own keep it); ``observer`` is told
+        of every use of ``check``, request and verdict (``observer.py``)."""
         self.worker, self._device, self.submitted = worker, device, submitted
+        self.observer = observer
         self.on_result = on_result
         self.feedback_level, self.call_timeout_s = feedback_level, call_timeout_s
         self.results: dict[str, list[TestResult]] = {}
@@ -106,7 +110,8 @@ class GradingPlugin:
         self._stop_if_hanging(slug)
         if self.sandbox_error is not None:
             pytest.skip("ungradable: the sandbox failed")
-        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log)
+        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log,
+                             observer=self.observer)
         if slug not in self._loaded:
             try:
                 proxy.load()
@@ -135,7 +140,8 @@ class GradingPlugin:
     @pytest.fixture
     def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
-        return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol)
+        return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol,
+                     self.observer)
 
     def _stop_if_hanging(self, slug: str) -> None:
         timeouts = self._timeouts.get(slug, [])
@@ -180,6 +186,8 @@ class GradingPlugin:
         funcargs = getattr(item, "funcargs", {})
         result = verdict.decide(item, call.excinfo, duration, self._logs.get(item.nodeid),
                                 funcargs.get("check"))
+        if self.observer is not None:
+            self.observer.decided(item, result)
         if self.feedback_level == "graded":
             result = feedback.graded(result, call.excinfo.value if call.excinfo else None)
         slug = slug_of(item)

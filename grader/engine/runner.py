@@ -22,6 +22,7 @@ from grader.sandbox import gpu_watch, isolation
 from grader.sandbox.process import WorkerProcess
 
 from . import verdict
+from .observer import Observer
 from .plugin import GradingPlugin, slug_of
 from .policy import Policy
 from .results import ExerciseResult, ExerciseStatus, SubmissionResult, TestResult
@@ -41,6 +42,7 @@ class Job:
     budget_s: float = 900.0
     on_test: OnTest | None = None
     policy: Policy | None = None  # feedback level, call limit, points (an assignment's)
+    observer: Observer | None = None  # told what the suites do (engine/observer.py)
 
 
 # What a job came to: its result, or the exception that made it ungradable.
@@ -49,7 +51,7 @@ Deliver = Callable[[Job, SubmissionResult | Exception], None]
 
 def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
           on_test: OnTest | None = None, budget_s: float = 900.0,
-          policy: Policy | None = None) -> SubmissionResult:
+          policy: Policy | None = None, observer: Observer | None = None) -> SubmissionResult:
     """Grade the exercises in ``files`` (slug -> learner file, ``None`` when not submitted).
 
     Learner code runs only in the worker process; this process runs the hidden suites, the
@@ -57,7 +59,8 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
     be started: the submission is then ungradable, not wrong.
     """
     outcomes: list[SubmissionResult | Exception] = []
-    grade_each(list(files), [Job(files, submission, device, budget_s, on_test, policy)],
+    grade_each(list(files), [Job(files, submission, device, budget_s, on_test, policy,
+                                 observer)],
                lambda job, outcome: outcomes.append(outcome))
     if isinstance(outcomes[0], Exception):
         raise outcomes[0]
@@ -145,7 +148,8 @@ class _SessionDriver:
         items = self._items_of(slugs) if items is None else items
         policy = job.policy or Policy()
         self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
-                          feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s)
+                          feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s,
+                          observer=job.observer)
         if items:
             verdict.forget_sizes(items[0].config)
         _run_items(items)

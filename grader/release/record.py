@@ -21,9 +21,9 @@ import pytest
 
 from grader import catalog
 from grader.engine import check as check_module
-from grader.engine import verdict
+from grader.engine.check import Check
+from grader.engine.observer import Observer
 from grader.engine.runner import grade
-from grader.sandbox.proxy import LearnerProxy
 
 
 @dataclass
@@ -35,83 +35,56 @@ class Recorded:
     hidden: int = 0
 
 
-class _Watch:
-    """Spies on ``Check`` and the learner proxy while one submission is graded."""
+class _Watch(Observer):
+    """Watches ``check`` and the learner's requests while one submission is graded: a public
+    test is replayable when it only made ``check.call`` and ``check.raises`` uses."""
 
     def __init__(self) -> None:
         self.ops: list[dict[str, Any]] = []
         self.pure = True
-        self.depth = 0  # inside a recorded check.call / check.raises
+        self.depth = 0  # inside a check method (its nested uses are its own business)
         self.by_slug: dict[str, Recorded] = {}
 
-    @contextlib.contextmanager
-    def installed(self):
-        mp = pytest.MonkeyPatch()
-        watch, real = self, {name: getattr(check_module.Check, name) for name in (
-            "call", "raises", "equal", "that", "expected", "fail", "curve", "optional",
-            "array")}
-        real_request, real_decide = LearnerProxy._request, verdict.decide
+    def entered(self, check: Check, method: str, args: tuple, kwargs: dict) -> None:
+        if self.depth == 0:
+            if method == "call":
+                self.ops.append(self._call(check, *args, **kwargs))
+            elif method == "raises":
+                exc_type, func, *rest = args
+                kw = dict(kwargs)
+                new = kw.pop("new", False)
+                self.ops.append({"op": "raises", "exc_type": exc_type, "func": func,
+                                 "args": rest, "kwargs": kw, "new": new})
+            else:
+                self.pure = False
+        self.depth += 1
 
-        def call(self, func, *args, rtol=None, atol=None, what=None, timed=False, **kwargs):
-            mistakes = []
-            for m in self.mistakes:
+    def left(self, check: Check, method: str) -> None:
+        self.depth -= 1
+
+    def _call(self, check: Check, func: str, *args: Any, rtol: float | None = None,
+              atol: float | None = None, what: str | None = None, timed: bool = False,
+              **kwargs: Any) -> dict[str, Any]:
+        mistakes = []
+        self.depth += 1  # the expected value and the mistakes' outputs are computed here
+        try:
+            for m in check.mistakes:
                 if m.func == func:
                     with contextlib.suppress(Exception):  # a variant that cannot run here
                         mistakes.append({"name": m.name, "message": m.message,
                                          "output": check_module._run_here(m.fn, args, kwargs)})
-            watch.ops.append({"op": "call", "func": func, "args": list(args), "kwargs": kwargs,
-                              "expected": real["expected"](self, func, *args, **kwargs),
-                              "rtol": rtol, "atol": atol, "what": what,
-                              "mistakes": mistakes})
-            watch.depth += 1
-            try:
-                return real["call"](self, func, *args, rtol=rtol, atol=atol, what=what,
-                                    timed=timed, **kwargs)
-            finally:
-                watch.depth -= 1
-
-        def raises(self, exc_type, func, *args, new=False, **kwargs):
-            watch.ops.append({"op": "raises", "exc_type": exc_type, "func": func,
-                              "args": list(args), "kwargs": kwargs, "new": new})
-            watch.depth += 1
-            try:
-                return real["raises"](self, exc_type, func, *args, new=new, **kwargs)
-            finally:
-                watch.depth -= 1
-
-        def impure(name):
-            def spy(self, *args, **kwargs):
-                if watch.depth == 0:
-                    watch.pure = False
-                watch.depth += 1
-                try:
-                    return real[name](self, *args, **kwargs)
-                finally:
-                    watch.depth -= 1
-            return spy
-
-        def request(self, op, *args, **kwargs):
-            if watch.depth == 0 and op != "load":  # (the learner fixture imports the module)
-                watch.pure = False
-            return real_request(self, op, *args, **kwargs)
-
-        def decide(item, excinfo, *args, **kwargs):
-            result = real_decide(item, excinfo, *args, **kwargs)
-            watch.finish(item, result)
-            return result
-
-        mp.setattr(check_module.Check, "call", call)
-        mp.setattr(check_module.Check, "raises", raises)
-        for name in ("equal", "that", "expected", "fail", "curve", "optional", "array"):
-            mp.setattr(check_module.Check, name, impure(name))
-        mp.setattr(LearnerProxy, "_request", request)
-        mp.setattr(verdict, "decide", decide)
-        try:
-            yield self
+            expected = check.expected(func, *args, **kwargs)
         finally:
-            mp.undo()
+            self.depth -= 1
+        return {"op": "call", "func": func, "args": list(args), "kwargs": kwargs,
+                "expected": expected, "rtol": rtol, "atol": atol, "what": what,
+                "mistakes": mistakes}
 
-    def finish(self, item: pytest.Item, result: Any) -> None:
+    def requested(self, op: str, func: str, args: tuple, kwargs: dict) -> None:
+        if self.depth == 0 and op != "load":  # (the learner fixture imports the module)
+            self.pure = False
+
+    def decided(self, item: pytest.Item, result: Any) -> None:
         slug = Path(str(item.path)).stem.removeprefix("test_")
         rec = self.by_slug.setdefault(slug, Recorded())
         marker = item.get_closest_marker("grading")
@@ -135,6 +108,6 @@ def record(slugs: list[str]) -> dict[str, Recorded]:
         for slug in slugs:
             files[slug] = Path(tmp) / f"{slug}.py"
             files[slug].write_bytes(catalog.get(slug).solution.read_bytes())
-        with _Watch().installed() as watch:
-            grade(files, submission="reference")
+        watch = _Watch()
+        grade(files, submission="reference", observer=watch)
     return {slug: watch.by_slug.get(slug, Recorded()) for slug in slugs}

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import faults
 from .harness.protocol import Handle, Recipe
 from .harness.worker import CappedWriter
 from .process import WorkerProcess
 from .reply import OUTPUT_CAP, ROOM, limits
+
+if TYPE_CHECKING:
+    from grader.engine.observer import Observer
 
 
 @dataclass
@@ -39,8 +42,9 @@ class CallLog:
 
 class LearnerProxy:
     def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
-                 log: CallLog) -> None:
+                 log: CallLog, observer: Observer | None = None) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
+        self._observer = observer  # told of each request and reply (engine/observer.py)
         self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
 
     @contextmanager
@@ -56,6 +60,8 @@ class LearnerProxy:
     def _request(self, op: str, func: str, args: tuple, kwargs: dict,
                  handle: Handle | None = None) -> Any:
         self._log.calls += 1
+        if self._observer is not None:
+            self._observer.requested(op, func, args, kwargs)
         try:
             reply = self._worker.request(op, module=self._slug, func=func, args=args,
                                          kwargs=kwargs, timeout=self._timeout,
@@ -67,6 +73,8 @@ class LearnerProxy:
         self._log.add(reply.output + self._worker.take_output())
         self._log.learner_time_s += reply.duration_s
         self._log.last_duration_s = reply.duration_s
+        if self._observer is not None:
+            self._observer.replied(op, reply.value)
         return reply.value
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

@@ -133,8 +133,12 @@ def test_rows_that_do_not_sum_to_one(check):
 @graded(1, "If every map is the identity, information never leaves its token.",
         hint_for=("values", "nan"))
 def test_identity_attention(check):
-    """Identity maps: the class token draws nothing from the patches (all zeros)."""
-    check.call(F, [np.eye(7)[None].repeat(2, axis=0) for _ in range(3)], 1, 2, 3)
+    """Identity maps: the class token draws nothing from the patches (all zeros); an identity
+    layer between two real ones changes nothing."""
+    eye = np.eye(7)[None].repeat(2, axis=0)
+    check.call(F, [eye for _ in range(3)], 1, 2, 3)
+    real = _layers(31, 2, 2, 7)
+    check.call(F, [real[0], eye, real[1]], 1, 2, 3)
 
 
 @graded(1, "Check the layer shapes against T = n_prefix + H_p*W_p, the class token, and the "

@@ -182,8 +182,9 @@ def test_frontier_ties_in_compute(check):
 @graded(1, "One model is its own frontier.",
         hint_for=("values", "shape", "raised", "type"))
 def test_frontier_single_model(check):
-    """A single model."""
+    """A single model; two models that trade compute for accuracy are both on it."""
     check.call(PF, [123.0], [50.0])
+    check.call(PF, [123.0, 50.0], [50.0, 40.0])
 
 
 @graded(1, "Sort once (by compute, then accuracy, then index) and take a running maximum.",

@@ -211,15 +211,18 @@ def test_no_prefix(check):
 @graded(1, "A radius at least as large as the grid lets every patch see every patch.",
         hint_for=("values", "raised"))
 def test_radius_covers_grid(check):
-    """radius larger than the grid: nothing is masked."""
+    """radius larger than the grid: nothing is masked; one short of the widest gap: only the
+    farthest pairs are."""
     check.call(F, 2, 3, 5, 1)
+    check.call(F, 2, 4, 2, 1)
 
 
 @graded(1, "The smallest grid is 1x1: T = n_prefix + 1.",
         hint_for=("shape", "values", "raised"))
 def test_smallest_grid(check):
-    """A 1x1 grid with one class token."""
+    """A 1x1 grid with one class token, and a 1x2 grid at radius 0."""
     check.call(F, 1, 1, 0, 1)
+    check.call(F, 1, 2, 0, 1)
 
 
 @graded(1, "Validate the arguments first and raise ValueError with a clear message.",

@@ -425,7 +425,7 @@ def test_sub_patch_shift_matches_no_permutation(check, learner, device):
     for dr, dc in [(0, 4), (1, 1)]:
         moved = _tokens(check, model, _roll(x, dr, dc), 6, 32)[0]
         nearest = torch.cdist(moved.double(), out.double()).min(dim=1).values   # per new token
-        worst = float(nearest.max()) / size
+        worst = float(nearest.max()) / size if size > 0 else 0.0   # all-zero tokens: 0
         check.that(worst > BROKEN_MIN,
                    f"After a shift by ({dr}, {dc}) pixels, less than a patch, every output "
                    f"token is within {worst:.2g} (relative) of one of the unshifted image's "

@@ -134,10 +134,12 @@ def test_extremes(check):
 @graded(1, "When no trial counts, the ratio 0/0 is undefined. Which float says 'undefined'?",
         hint_for=("nan", "raised"))
 def test_nan_when_nothing_counts(check):
-    """nan when no trial counts: no conflict at all, only other answers, or no trials."""
+    """nan when no trial counts: no conflict at all, only other answers, or no trials; one
+    trial of each kind beside them counts."""
     check.call(F, ["cat", "dog"], ["cat", "dog"], ["cat", "dog"])
     check.call(F, ["boat", "oven"], ["cat", "dog"], ["bird", "car"])
     check.call(F, [], [], [])
+    check.call(F, ["cat", "car", "boat"], ["cat", "dog", "bird"], ["elephant", "car", "oven"])
 
 
 @graded(1, "Labels can be integers as well as strings; compare them element by element.",

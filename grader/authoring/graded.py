@@ -1,0 +1,198 @@
+"""``grade pack check --grade``: the rules that need a grading session.
+
+One session of the engine grades, for every exercise checked: the reference, the stub, each
+declared base and each declared variant (``solutions/<slug>.variants.toml``), as the real
+grader grades a learner's file (a worker runs it, the hidden suites decide). Submission ``i``
+holds the ``i``-th file of every exercise that has one, so the session's cost is set by the
+exercise with the most files, not by their sum.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog
+from grader.authoring import trivial, variants
+from grader.authoring.check import Problem
+from grader.engine.results import ExerciseResult, SubmissionResult
+
+GRADED_RULES = ("reference-full-marks", "no-grader-error", "base-full-marks",
+                "mistake-named", "variant-no-cause", "trivial-scores-nothing")
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One file graded for the checker, and the rule that judges its result."""
+
+    slug: str
+    label: str
+    source: str
+    path: Path                                   # the file a problem points at
+    judge: Callable[[ExerciseResult], Iterator[tuple[str, str, str]]]   # (what, fix, rule)
+
+
+def _full_marks(rule: str, what: str, fix: str, unimplemented: tuple[str, ...] = ()):
+    """Every test passes, but those that stop at a function of ``unimplemented``."""
+    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+        for t in result.tests:
+            if not t.passed and not (unimplemented and "not implemented yet" in t.message):
+                yield f"{what} fails {t.name}: {t.message}", fix, rule
+    return judge
+
+
+def _no_grader_error(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+    for t in result.tests:
+        if t.status == "error" and "grader error" in t.message:
+            yield (f"{t.name}: {t.message}", "a learner's value must never defeat the suite: "
+                   "check its type and shape before using it", "no-grader-error")
+
+
+def _named(v: variants.Variant):
+    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+        yield from _no_grader_error(result)
+        tests = {t.name: t for t in result.tests}
+        for test, mistake in v.named.items():
+            t = tests.get(test)
+            if t is None:
+                yield (f"mistake {v.name}: the suite has no test {test!r}",
+                       "name a test of the suite in `named`", "mistake-named")
+            elif t.mistake != mistake:
+                got = f"names {t.mistake}" if t.mistake else (
+                    "passes" if t.passed else f"names no mistake ({t.message[:80]})")
+                yield (f"mistake {v.name}: {test} {got}, not {mistake}",
+                       "make the mistake's signature match this file on the test's inputs, or "
+                       "add a probe that tells it apart", "mistake-named")
+        for t in result.tests:
+            if t.mistake and (t.hint or t.kind_hint):
+                yield (f"mistake {v.name}: {t.name} shows a hint beside the named cause "
+                       f"{t.mistake}", "a named cause stands alone (engine/verdict.py)",
+                       "mistake-named")
+    return judge
+
+
+def _uncatalogued(v: variants.Variant):
+    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+        yield from _no_grader_error(result)
+        tests = {t.name: t for t in result.tests}
+        for t in result.tests:
+            if t.mistake:
+                yield (f"variant {v.name}: {t.name} names the mistake {t.mistake}, which this "
+                       "file does not make", "make the mistake's signature stricter, or add a "
+                       "probe its suite runs to confirm it", "variant-no-cause")
+        for test, kind in v.fails.items():
+            t = tests.get(test)
+            if t is None or t.passed or t.kind != kind:
+                got = ("no such test" if t is None else "passes" if t.passed
+                       else f"fails with kind {t.kind}")
+                yield (f"variant {v.name}: {test} should fail with kind {kind}, but {got}",
+                       "fix `fails` in the declaration, or the suite", "variant-no-cause")
+    return judge
+
+
+def _scores_nothing(family: str, format_only: set[str]):
+    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+        yield from _no_grader_error(result)
+        for t in result.tests:
+            if t.score > 0 and t.name not in format_only:
+                yield (f"the trivial answer '{family}' ({trivial.FAMILIES[family]}) earns "
+                       f"{t.score:g} point(s) on {t.name}",
+                       "make the test depend on a value only real work gives (inputs whose "
+                       "answer is not 0, a property that needs every parameter), or list it "
+                       "in the entry's format_only and say so in the statement",
+                       "trivial-scores-nothing")
+    return judge
+
+
+def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
+    """Per exercise, every file the checker grades, in order."""
+    out: dict[str, list[Graded]] = {}
+    for slug in slugs:
+        ex = catalog.get(slug)
+        reference = ex.solution.read_text()
+        found = [Graded(slug, "reference", reference, ex.solution, _full_marks(
+                     "reference-full-marks", "the reference", "fix the reference or the test")),
+                 Graded(slug, "stub", ex.stub.read_text(), ex.stub, _no_grader_error)]
+        try:
+            declared = variants.load(slug)
+        except variants.EditError:
+            declared = variants.Declared((), ())   # the static rule edits-apply reports it
+        path = variants.path_of(slug)
+        bases = {(v.base_edits, v.append, v.unimplemented)
+                 for v in (*declared.mistakes, *declared.uncatalogued) if v.base_edits or v.append}
+        for n, (edits, append, unimplemented) in enumerate(sorted(bases)):
+            try:
+                src = variants.apply_edits(reference, edits) + append
+            except variants.EditError:
+                continue
+            found.append(Graded(slug, f"base {n}", src, path, _full_marks(
+                "base-full-marks", "a base (a right file the variants start from)",
+                "a base must score full marks (but where it declares `unimplemented`): fix "
+                "its edits", unimplemented)))
+        for v in (*declared.mistakes, *declared.uncatalogued):
+            try:
+                src = v.source(reference)
+            except variants.EditError:
+                continue
+            found.append(Graded(slug, v.name, src, path,
+                                _named(v) if v.catalogued else _uncatalogued(v)))
+        format_only = set(_entry(slug).get("format_only", ()))
+        for family in trivial.FAMILIES:
+            found.append(Graded(slug, f"trivial {family}", trivial.trivial_source(
+                reference, ex.functions, family), ex.solution,
+                _scores_nothing(family, format_only)))
+        out[slug] = found
+    return out
+
+
+def _entry(slug: str) -> dict:
+    import tomllib
+
+    entries = tomllib.loads(catalog.INDEX.read_text()).get("exercise", [])
+    return next((e for e in entries if e.get("slug") == slug), {})
+
+
+def grade_files(files: dict[str, list[Graded]],
+                ) -> Iterator[tuple[Graded, ExerciseResult | Exception]]:
+    """Grade every file in one session of the engine; each with its result."""
+    from grader.engine.runner import Job, grade_each
+
+    slugs = [s for s in files if files[s]]
+    jobs, chosen = [], []
+    with tempfile.TemporaryDirectory(prefix="grade-pack-check-") as tmp:
+        for i in range(max((len(v) for v in files.values()), default=0)):
+            folder = Path(tmp) / f"submission-{i}"
+            folder.mkdir()
+            paths: dict[str, Path | None] = {}
+            picked = {}
+            for slug in slugs:
+                if i < len(files[slug]):
+                    paths[slug] = folder / f"{slug}.py"
+                    paths[slug].write_text(files[slug][i].source)
+                    picked[slug] = files[slug][i]
+            jobs.append(Job(paths, f"pack-check-{i}"))
+            chosen.append(picked)
+        outcomes: list[SubmissionResult | Exception] = []
+        grade_each(slugs, jobs, lambda job, outcome: outcomes.append(outcome))
+    for picked, outcome in zip(chosen, outcomes):
+        if isinstance(outcome, Exception):
+            for g in picked.values():
+                yield g, outcome
+            continue
+        for ex in outcome.exercises:
+            yield picked[ex.exercise], ex
+
+
+def grade_rules(slugs: list[str]) -> list[Problem]:
+    """Every graded rule over ``slugs``, in one grading session."""
+    problems: list[Problem] = []
+    for g, result in grade_files(files_to_grade(slugs)):
+        if isinstance(result, Exception):
+            problems.append(Problem(g.slug, g.path, 1, f"{g.label}: could not be graded: "
+                                    f"{result}", "see `grade doctor`", "no-grader-error"))
+            continue
+        for what, fix, rule in g.judge(result):
+            problems.append(Problem(g.slug, g.path, 1, what, fix, rule))
+    return problems
