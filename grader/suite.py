@@ -27,19 +27,78 @@ import copy
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
-from grader.engine import rules
-from grader.engine.check import GradeFailure, built
+from grader.failure_kinds import DESCRIPTIONS as FAILURE_KINDS
 from grader.sandbox.harness.protocol import Recipe, map_leaves
+
+if TYPE_CHECKING:
+    from grader.engine.compare import Comparison
 
 __all__ = ["graded", "mistake", "KnownMistake", "region", "Region", "probes", "Probes",
            "Recipe", "built", "GradeFailure", "source_rule", "cached_input"]
 
 DEFAULT_TIMEOUT_S = 10.0
+
+# What only the grading engine can do, installed by it when it loads (engine/plugin.py):
+# this module declares and never imports the engine.
+_ENGINE: dict[str, Callable[..., Any]] = {}
+
+
+def _engine(name: str) -> Callable[..., Any]:
+    try:
+        return _ENGINE[name]
+    except KeyError:
+        raise RuntimeError(f"grader.suite.{name} needs the grading engine: import "
+                           "grader.engine.plugin first") from None
+
+
+def reference(slug: str) -> Any:
+    """The reference module of ``slug``, for writing known-mistake variants."""
+    return _engine("reference")(slug)
+
+
+def built(recipe: Recipe) -> Any:
+    """``recipe`` built in the grading process, as the worker builds it for the learner."""
+    return _engine("built")(recipe)
+
+
+class GradeFailure(AssertionError):
+    """The learner's answer is wrong. ``message`` is the one-sentence verdict.
+
+    ``hidden_message`` is the same verdict without expected values or inputs (what a hidden
+    test shows; defaults to ``message``). ``kind`` names the failure for ``hints.py``.
+    """
+
+    def __init__(self, message: str, comparison: Comparison | None = None,
+                 mistake: KnownMistake | None = None, *, hidden_message: str | None = None,
+                 kind: str | None = None, exc_type: str | None = None,
+                 what: str = "") -> None:
+        super().__init__(message)
+        self.what = what
+        self.message = message
+        self.hidden_message = message if hidden_message is None else hidden_message
+        self.comparison = comparison
+        self.mistake = mistake
+        self.kind = kind if kind is not None else (comparison.kind if comparison else None)
+        self.exc_type = exc_type
+
+
+@dataclass(frozen=True)
+class SourceRule:
+    """``name``: the rule's id; ``statement``: what it asks, one sentence (shown when broken);
+    ``functions``: the functions it is about (while they are all stubs, the rule is "not
+    implemented yet", not passed). ``engine/rules.py`` enforces it."""
+
+    name: str
+    statement: str
+    forbid: tuple[str, ...] = ()
+    allow_imports: tuple[str, ...] | None = None
+    forbid_imported: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
 
 
 def graded(points: float, hint: str, *, hint_for: tuple[str, ...] | None = None,
@@ -61,12 +120,10 @@ def graded(points: float, hint: str, *, hint_for: tuple[str, ...] | None = None,
 
 
 def _hint_kinds(hint_for: tuple[str, ...] | list[str] | str) -> tuple[str, ...]:
-    from grader.engine.hints import HINT_KINDS
-
     kinds = (hint_for,) if isinstance(hint_for, str) else tuple(hint_for)
-    unknown = [k for k in kinds if k not in HINT_KINDS]
+    unknown = [k for k in kinds if k not in FAILURE_KINDS]
     if unknown or not kinds:
-        raise ValueError(f"hint_for must name failure kinds among {sorted(HINT_KINDS)}, got "
+        raise ValueError(f"hint_for must name failure kinds among {sorted(FAILURE_KINDS)}, got "
                          f"{list(kinds)}")
     return kinds
 
@@ -179,15 +236,15 @@ def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
     """
 
     def deco(fn: Callable[..., Any]) -> Any:
-        rule = rules.Rule(name=fn.__name__.removeprefix("test_rule_").removeprefix("test_"),
+        rule = SourceRule(name=fn.__name__.removeprefix("test_rule_").removeprefix("test_"),
                           statement=statement, forbid=tuple(forbid),
                           allow_imports=None if allow_imports is None else tuple(allow_imports),
                           forbid_imported=tuple(forbid_imported), functions=tuple(functions))
 
-        # ``learner`` loads the file in the worker first: a file that does not import earns
-        # no points for a rule, and says why as every other test does
-        def test(learner_source: rules.LearnerSource, learner: Any) -> None:
-            rules.enforce(learner_source, rule)
+        # the engine's ``enforce_rule`` loads the file in the worker first: a file that does
+        # not import earns no points for a rule, and says why as every other test does
+        def test(enforce_rule: Callable[[SourceRule], None]) -> None:
+            enforce_rule(rule)
 
         # not functools.wraps: pytest would read the fixtures off the wrapped signature
         test.__name__, test.__qualname__ = fn.__name__, fn.__qualname__
@@ -229,14 +286,8 @@ def _own_containers(value: Any) -> Any:
     return map_leaves(value, lambda v: v if isinstance(v, np.ndarray) else copy.deepcopy(v))
 
 
-def rules_in(namespace: dict[str, Any]) -> list[rules.Rule]:
+def rules_in(namespace: dict[str, Any]) -> list[SourceRule]:
     """The source rules declared in a suite module's namespace."""
     return [v.__source_rule__ for v in namespace.values()
             if callable(v) and hasattr(v, "__source_rule__")]
 
-
-def reference(slug: str) -> Any:
-    """The reference module of ``slug``, for writing known-mistake variants."""
-    from grader.engine.plugin import load_reference
-
-    return load_reference(slug)

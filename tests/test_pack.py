@@ -56,3 +56,18 @@ def test_the_authoring_guide_lists_every_rule_under_its_id():
     listed = re.findall(r"^\| `([a-z-]+)`(?: \(`--grade`\))? \|", text, flags=re.M)
     assert sorted(listed) == sorted([r.id for r in check.RULES] + ["index-order"]
                                     + list(graded.GRADED_RULES))
+
+
+def test_the_suites_declarations_never_import_the_engine():
+    """grader/suite.py and the hidden suites declare; the engine reads them (one direction:
+    what a suite needs of the engine, the engine installs when it loads)."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, sys, grader.suite\n"
+            f"for slug in {list(catalog.load())!r}:\n"
+            "    importlib.import_module('grader.suites.test_' + slug)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('grader.engine')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

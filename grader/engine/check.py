@@ -22,6 +22,7 @@ from grader.sandbox import faults
 from grader.sandbox.harness import protocol, recipes
 from grader.sandbox.harness.protocol import Recipe
 from grader.sandbox.isolation import SandboxError
+from grader.suite import GradeFailure
 
 from . import expected as expected_values
 from . import figures
@@ -181,27 +182,6 @@ def _names(items: list[str]) -> str:
 
 class SuiteError(Exception):
     """The suite broke one of ``check``'s own rules (a grader error, never the learner's)."""
-
-
-class GradeFailure(AssertionError):
-    """The learner's answer is wrong. ``message`` is the one-sentence verdict.
-
-    ``hidden_message`` is the same verdict without expected values or inputs (what a hidden
-    test shows; defaults to ``message``). ``kind`` names the failure for ``hints.py``.
-    """
-
-    def __init__(self, message: str, comparison: Comparison | None = None,
-                 mistake: KnownMistake | None = None, *, hidden_message: str | None = None,
-                 kind: str | None = None, exc_type: str | None = None,
-                 what: str = "") -> None:
-        super().__init__(message)
-        self.what = what
-        self.message = message
-        self.hidden_message = message if hidden_message is None else hidden_message
-        self.comparison = comparison
-        self.mistake = mistake
-        self.kind = kind if kind is not None else (comparison.kind if comparison else None)
-        self.exc_type = exc_type
 
 
 UNINTERPRETABLE = "the grader could not interpret the returned value"

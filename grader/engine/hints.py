@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.failure_kinds import DESCRIPTIONS
 from grader.numbers import value as fmt
 
 from .compare import Comparison
@@ -49,24 +50,7 @@ NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while 
            "and that every step moves towards it.")
 
 # The failure kinds a test's own hint can be about (``@graded(hint_for=...)``).
-HINT_KINDS = {
-    "values": "wrong values: far from the expected ones, or a property the test checks fails",
-    "precision": "values close to the expected ones but outside the tolerance",
-    "shape": "a wrong shape (or number of items)",
-    "dtype": "a wrong dtype class (bool, int, float)",
-    "type": "not a number or an array: None, a string, an object",
-    "nan": "NaN where a number is expected, or a number where NaN is",
-    "inf": "inf in the wrong places",
-    "device": "a tensor on another device than its input",
-    "raised": "the learner's code raised an exception",
-    "not_raised": "no exception where the contract asks for one",
-    "wrong_exception": "another exception than the contract's",
-    "timeout": "a call that did not return in time",
-    "crashed": "the learner's process ended",
-    "large": "right on the smaller tests, wrong, failing or too slow on this larger one",
-    "rule": "a source rule broken",
-    "layout": "a model whose layers are not the documented ones (its weights do not load)",
-}
+HINT_KINDS = DESCRIPTIONS
 # What a hint without ``hint_for`` is about (a replayed public test of a student release).
 DEFAULT_HINT_FOR = ("values",)
 _BASE_KINDS = {"tolerance": "values", "none": "type", None: "values"}

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from grader import catalog
+from grader import catalog, suite
 from grader.sandbox import faults
 from grader.sandbox.isolation import SandboxError
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
-from grader.suite import DEFAULT_TIMEOUT_S, mistakes_in
+from grader.suite import DEFAULT_TIMEOUT_S, SourceRule, mistakes_in
 
 from . import feedback, rules, verdict
-from .check import Check
+from .check import Check, built
 from .observer import Observer
 from .results import TestResult
 
@@ -138,6 +138,12 @@ class GradingPlugin:
         return rules.read_source(Path(self.worker.files[slug]))
 
     @pytest.fixture
+    def enforce_rule(self, learner_source: rules.LearnerSource,
+                     learner: LearnerProxy) -> Callable[[SourceRule], None]:
+        """A source rule's test: ``learner`` has loaded the file in the worker first."""
+        return lambda rule: rules.enforce(learner_source, rule)
+
+    @pytest.fixture
     def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
         return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol,
@@ -197,3 +203,7 @@ class GradingPlugin:
         self.results.setdefault(slug, []).append(result)
         if self.on_result is not None:
             self.on_result(slug, result)
+
+
+# what the suites' declarations ask of the engine (grader/suite.py never imports it)
+suite._ENGINE.update(reference=load_reference, built=built)

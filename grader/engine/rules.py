@@ -24,25 +24,11 @@ from pathlib import Path
 
 from grader.sandbox import faults
 from grader.sandbox.harness.source_text import NotSourceText, source_text
-
-from .check import GradeFailure
+from grader.suite import GradeFailure
+from grader.suite import SourceRule as Rule
 
 MAX_SOURCE_BYTES = 1_000_000
 _DYNAMIC = {"eval": "eval", "exec": "exec", "compile": "compile", "__import__": "__import__"}
-
-
-@dataclass(frozen=True)
-class Rule:
-    """``name``: the rule's id; ``statement``: what it asks, one sentence (shown when broken);
-    ``functions``: the functions it is about (while they are all stubs, the rule is "not
-    implemented yet", not passed)."""
-
-    name: str
-    statement: str
-    forbid: tuple[str, ...] = ()
-    allow_imports: tuple[str, ...] | None = None
-    forbid_imported: tuple[str, ...] = ()
-    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
