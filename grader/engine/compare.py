@@ -199,8 +199,10 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     base = dict(expected_shape=tuple(exp.shape), actual_shape=tuple(act.shape), notes=notes,
                 actual_dtype=str(act.dtype), expected_dtype=str(exp.dtype))
     if act.shape != exp.shape:
+        # a list of the wrong length: both kept, for a public test to show them side by side
+        lists = dict(actual_array=act, expected_array=exp) if act.ndim == exp.ndim == 1 else {}
         return Comparison(False, f"wrong shape: expected {tuple(exp.shape)}, got "
-                          f"{tuple(act.shape)}", kind="shape", **base)
+                          f"{tuple(act.shape)}", kind="shape", **lists, **base)
     if _kind(act) != _kind(exp) and not (scalar and {_kind(act), _kind(exp)} <= {"int", "float"}):
         return Comparison(False, f"wrong dtype: expected {_kind(exp)} values ({exp.dtype}), got "
                           f"{_kind(act)} ({act.dtype})", kind="dtype", **base)

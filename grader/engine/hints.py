@@ -79,6 +79,7 @@ class SizeContext:
     size: int = 0
     smaller_passed: int = 0     # earlier tests at most a quarter of the size, all passed
     smaller_max: int = 0        # the largest of them
+    tokens: bool = True         # the exercise's results count tokens (it takes n_prefix)
 
     @property
     def large_only(self) -> bool:
@@ -198,10 +199,15 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         if abs(gap) == 1 and len(differ) == 1:
             return "shape", (f"{where.capitalize()} is off by one ({act[differ[0]]} entries "
                              f"instead of {exp[differ[0]]}): check the range or slice bound "
-                             f"that sets its length, and what it counts (if tokens: the "
-                             f"prefix tokens too).")
+                             f"that sets its length, and what it counts" + (
+                                 " (if tokens: the prefix tokens too)." if sizes.tokens
+                                 else "."))
         entries = "entry" if abs(gap) == 1 else "entries"
         each = "each have" if len(differ) > 1 else "has"
+        if not sizes.tokens:
+            return "shape", (f"{where.capitalize()} {each} {abs(gap)} {entries} too "
+                             f"{'few' if gap < 0 else 'many'}: check the ranges, slices or "
+                             f"conditions that set their lengths.")
         if gap < 0:
             return "shape", (f"{where.capitalize()} {each} {-gap} {entries} too few: check the "
                              f"ranges or slices that set their lengths and, if they count "

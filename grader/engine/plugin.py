@@ -25,6 +25,7 @@ from grader.suite import DEFAULT_TIMEOUT_S, SourceRule, mistakes_in
 from . import feedback, rules, verdict
 from .check import Check, built
 from .observer import Observer
+from .paragraphs import Paragraphs
 from .results import TestResult
 
 _REFERENCES: dict[str, ModuleType] = {}
@@ -67,6 +68,7 @@ class GradingPlugin:
         of every use of ``check``, request and verdict (``observer.py``)."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.observer = observer
+        self.paragraphs = Paragraphs()
         self.on_result = on_result
         self.feedback_level, self.call_timeout_s = feedback_level, call_timeout_s
         self.results: dict[str, list[TestResult]] = {}
@@ -196,6 +198,7 @@ class GradingPlugin:
             self.observer.decided(item, result)
         if self.feedback_level == "graded":
             result = feedback.graded(result, call.excinfo.value if call.excinfo else None)
+        result = self.paragraphs.once(slug_of(item), result)
         slug = slug_of(item)
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):

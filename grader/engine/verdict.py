@@ -25,6 +25,7 @@ goes on and grades the next test and submission as if nothing had happened.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grader import catalog
 from grader.inert import inert
 from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
@@ -82,18 +84,28 @@ def forget_sizes(config: pytest.Config) -> None:
     config.stash[_HISTORY] = {}
 
 
+@functools.cache
+def _has_tokens(slug: str) -> bool:
+    """Whether exercise ``slug`` counts tokens (a function of it takes ``n_prefix``)."""
+    try:
+        return "n_prefix" in catalog.get(slug).stub.read_text()
+    except (KeyError, OSError):
+        return True
+
+
 def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
+    tokens = _has_tokens(_slug(item))
     if check is None or not check.valued:
-        return hints.SizeContext()
+        return hints.SizeContext(tokens=tokens)
     history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
     funcs = frozenset(check.functions)
     # the smaller tests of the same functions: another function's tests say nothing of size
     smaller = [(size, ok) for size, ok, f in history if 0 < 4 * size <= check.size
                and (f & funcs or not (f or funcs))]
     if not smaller or not all(ok for _, ok in smaller):
-        return hints.SizeContext(size=check.size)
+        return hints.SizeContext(size=check.size, tokens=tokens)
     return hints.SizeContext(size=check.size, smaller_passed=len(smaller),
-                             smaller_max=max(size for size, _ in smaller))
+                             smaller_max=max(size for size, _ in smaller), tokens=tokens)
 
 
 def _remember(item: pytest.Item, check: Check | None, passed: bool) -> None:

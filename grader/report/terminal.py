@@ -56,6 +56,9 @@ def hidden_in_release(result: SubmissionResult) -> int:
     return sum(info["exercises"].get(e.exercise, {}).get("hidden", 0) for e in result.exercises)
 
 
+SHORT_VALUES = 160  # a result this short (as text, one line) is shown whole beside its shape
+
+
 class Printer:
     """``verbosity``: 0 = a line per exercise, 1 = a line per test (+ why it failed),
     2 = also notes and captured output of passed tests. ``width``: the width lines are
@@ -133,6 +136,13 @@ class Printer:
                            fg="yellow")
             for call in t.inputs[:3]:
                 self._wrap(f"input: {call}", INDENT, INDENT + " " * 7, dim=True)
+            if t.values and t.kind == "shape" and all(
+                    "\n" not in v and len(v) <= SHORT_VALUES for v in t.values.values()):
+                # a short result of the wrong length (a public test's): both, side by side
+                self._wrap(f"expected: {t.values['expected']}", INDENT, INDENT + " " * 10,
+                           dim=True)
+                self._wrap(f"yours:    {t.values['actual']}", INDENT, INDENT + " " * 10,
+                           dim=True)
             for line in t.traceback[-3:]:
                 self._wrap(line, INDENT + "  ", INDENT + "      ", dim=True)
             if t.hint and hint:
