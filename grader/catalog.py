@@ -88,6 +88,15 @@ def get(slug: str) -> Exercise:
     return load()[slug]
 
 
+def pack_needs_torch() -> bool:
+    """Whether an exercise of the pack (a release's: its assignment's) is tagged torch."""
+    return any(ex.needs_torch for ex in load().values())
+
+
+TORCH_INSTALL = ("pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu "
+                 "(the CPU build; without --index-url pip may take a multi-GB CUDA build)")
+
+
 RELEASE_INFO = PACKAGE_DIR / "release.json"
 
 
@@ -135,3 +144,11 @@ def pack_version() -> str:
             digest.update(str(f.relative_to(PROJECT_DIR)).encode())
             digest.update(f.read_bytes())
     return digest.hexdigest()[:16]
+
+
+# `python3 -m grader.catalog needs-torch`: the set-up scripts ask before anything is installed
+# (this module needs the standard library only)
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(0 if sys.argv[1:] == ["needs-torch"] and pack_needs_torch() else 1)

@@ -134,17 +134,23 @@ class KnownMistake:
     name: str
     message: str
     fn: Callable[..., Any]
+    slip: str = ""
 
 
-def mistake(func: str, name: str, message: str) -> Callable[[Callable[..., Any]], Any]:
+def mistake(func: str, name: str, message: str, *,
+            slip: str = "") -> Callable[[Callable[..., Any]], Any]:
     """Register a wrong variant of reference function ``func``.
 
     When a learner's failing output matches the variant's output on the same arguments,
-    the verdict names the mistake and shows ``message``.
+    the verdict names the mistake and shows ``message``. ``slip``: the mistake *is* a generic
+    slip of the reference's result, on every input ("negated", "halved", ...: the names of
+    ``authoring/separation.py``), so ``grade pack check`` does not ask probes to tell the two
+    apart.
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.__known_mistake__ = KnownMistake(func, name, message, fn)  # type: ignore[attr-defined]
+        fn.__known_mistake__ = KnownMistake(  # type: ignore[attr-defined]
+            func, name, message, fn, slip)
         return fn
 
     return deco
@@ -186,12 +192,14 @@ class Probes:
 
     func: str
     calls: tuple[tuple[Any, ...], ...]
+    none: str = ""  # why ``func``'s mistakes have no probes (``grade pack check`` asks)
 
 
-def probes(func: str, *calls: tuple[Any, ...]) -> Probes:
+def probes(func: str, *calls: tuple[Any, ...], none: str = "") -> Probes:
     """Declare the calls (tuples of positional arguments) that confirm ``func``'s mistakes:
-    ``GRID_PROBES = probes(F, (4, 5, 1, 2), (5, 3, 2, 0))`` at a suite's top level."""
-    return Probes(func, tuple(tuple(c) for c in calls))
+    ``GRID_PROBES = probes(F, (4, 5, 1, 2), (5, 3, 2, 0))`` at a suite's top level; or, with
+    no calls, ``none="why"``: why they cannot be probed (a model, a long training)."""
+    return Probes(func, tuple(tuple(c) for c in calls), none)
 
 
 class Catalogue(list):

@@ -96,6 +96,8 @@ BREAKS = {
         p.joinpath(f"solutions/{SLUG}.variants.toml").read_text().replace(
             'name = "factor_squared"\n', 'name = "factor_squared"\nbase = "wrong"\n')
         + '\n[bases.wrong]\nappend = "\\nraise ValueError(\'a base must be right\')\\n"\n'),
+    "mistakes-separated": lambda p: _edit(p / f"grader/suites/test_{SLUG}.py",
+                                          "PROBES = probes(F, ", "PROBES = ("),
     # a test whose answer is all zeros: returning zeros earns its point
     "trivial-scores-nothing": lambda p: (
         _edit(p / "grader/exercises.toml", "points = 2\nrtol = 1e-7", "points = 3\nrtol = 1e-7"),
@@ -112,7 +114,7 @@ BREAKS = {
 
 
 GRADED = ("reference-full-marks", "mistake-named", "variant-no-cause", "base-full-marks",
-          "trivial-scores-nothing")
+          "trivial-scores-nothing", "mistakes-separated")
 
 
 def test_every_rule_is_broken_once():

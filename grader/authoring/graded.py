@@ -1,10 +1,10 @@
 """``grade pack check --grade``: the rules that need a grading session.
 
-One session of the engine grades, for every exercise checked: the reference, the stub, each
-declared base and each declared variant (``solutions/<slug>.variants.toml``), as the real
-grader grades a learner's file (a worker runs it, the hidden suites decide). Submission ``i``
-holds the ``i``-th file of every exercise that has one, so the session's cost is set by the
-exercise with the most files, not by their sum.
+One session of the engine (per process: ``--jobs``) grades, for every exercise checked: the
+reference, the stub, each declared base, each declared variant (``solutions/<slug>.variants
+.toml``) and the trivial answers (``trivial.py``), as the real grader grades a learner's file (a
+worker runs it, the hidden suites decide). Submission ``i`` holds the ``i``-th file of every
+exercise that has one.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import catalog
 from grader.authoring import trivial, variants
 from grader.authoring.check import Problem
-from grader.engine.results import ExerciseResult, SubmissionResult
+from grader.engine.results import ExerciseResult, SubmissionResult, from_dict
 
 GRADED_RULES = ("reference-full-marks", "no-grader-error", "base-full-marks",
-                "mistake-named", "variant-no-cause", "trivial-scores-nothing")
+                "mistake-named", "variant-no-cause", "trivial-scores-nothing",
+                "mistakes-separated")
 
 
 @dataclass(frozen=True)
@@ -154,42 +156,64 @@ def _entry(slug: str) -> dict:
     return next((e for e in entries if e.get("slug") == slug), {})
 
 
-def grade_files(files: dict[str, list[Graded]],
-                ) -> Iterator[tuple[Graded, ExerciseResult | Exception]]:
-    """Grade every file in one session of the engine; each with its result."""
+def grade_sources(sources: dict[str, list[str]]) -> list[dict[str, Any] | str]:
+    """Grade every source in one session of the engine: submission ``i`` holds the ``i``-th
+    source of every exercise that has one. Each submission's ``SubmissionResult.to_dict()``,
+    or the one line of why it could not be graded (plain data: a child process returns it)."""
     from grader.engine.runner import Job, grade_each
 
-    slugs = [s for s in files if files[s]]
-    jobs, chosen = [], []
+    slugs = [s for s in sources if sources[s]]
+    jobs = []
     with tempfile.TemporaryDirectory(prefix="grade-pack-check-") as tmp:
-        for i in range(max((len(v) for v in files.values()), default=0)):
+        for i in range(max((len(v) for v in sources.values()), default=0)):
             folder = Path(tmp) / f"submission-{i}"
             folder.mkdir()
             paths: dict[str, Path | None] = {}
-            picked = {}
             for slug in slugs:
-                if i < len(files[slug]):
+                if i < len(sources[slug]):
                     paths[slug] = folder / f"{slug}.py"
-                    paths[slug].write_text(files[slug][i].source)
-                    picked[slug] = files[slug][i]
+                    paths[slug].write_text(sources[slug][i])
             jobs.append(Job(paths, f"pack-check-{i}"))
-            chosen.append(picked)
         outcomes: list[SubmissionResult | Exception] = []
         grade_each(slugs, jobs, lambda job, outcome: outcomes.append(outcome))
-    for picked, outcome in zip(chosen, outcomes):
-        if isinstance(outcome, Exception):
-            for g in picked.values():
-                yield g, outcome
-            continue
-        for ex in outcome.exercises:
-            yield picked[ex.exercise], ex
+    return [o.to_dict() if isinstance(o, SubmissionResult) else f"{type(o).__name__}: {o}"
+            for o in outcomes]
 
 
-def grade_rules(slugs: list[str]) -> list[Problem]:
-    """Every graded rule over ``slugs``, in one grading session."""
-    problems: list[Problem] = []
-    for g, result in grade_files(files_to_grade(slugs)):
-        if isinstance(result, Exception):
+def grade_files(files: dict[str, list[Graded]], jobs: int = 1,
+                ) -> Iterator[tuple[Graded, ExerciseResult | str]]:
+    """Grade every file, each with its result (or why it could not be graded). With ``jobs``
+    > 1, file ``i`` of each exercise goes to process ``i % jobs``: files of one exercise cost
+    alike, so the processes finish together."""
+    parts = [{slug: found[k::jobs] for slug, found in files.items()} for k in range(jobs)]
+    sources = [{slug: [g.source for g in found] for slug, found in part.items()}
+               for part in parts]
+    if jobs == 1:
+        outcomes = [grade_sources(sources[0])]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            outcomes = list(pool.map(grade_sources, sources))
+    for part, graded in zip(parts, outcomes):
+        for i, outcome in enumerate(graded):
+            picked = {slug: found[i] for slug, found in part.items() if i < len(found)}
+            if isinstance(outcome, str):
+                for g in picked.values():
+                    yield g, outcome
+                continue
+            for ex in from_dict(outcome).exercises:
+                yield picked[ex.exercise], ex
+
+
+def grade_rules(slugs: list[str], jobs: int = 1) -> list[Problem]:
+    """Every graded rule over ``slugs``: one grading session per process of ``jobs``."""
+    from grader.authoring.separation import separation_problems
+
+    problems: list[Problem] = [p for slug in slugs for p in separation_problems(slug)]
+    for g, result in grade_files(files_to_grade(slugs), jobs):
+        if isinstance(result, str):
             problems.append(Problem(g.slug, g.path, 1, f"{g.label}: could not be graded: "
                                     f"{result}", "see `grade doctor`", "no-grader-error"))
             continue

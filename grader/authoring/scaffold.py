@@ -53,7 +53,7 @@ SUITE = f'''"""Hidden suite of {{slug}}."""
 
 import numpy as np
 
-from grader.suite import graded, mistake
+from grader.suite import graded, mistake, probes
 
 F = "{{slug}}"
 
@@ -66,6 +66,10 @@ def _forgot(x, factor):
 @mistake(F, "divided", "Your output is the input divided by factor: multiply instead.")
 def _divided(x, factor):
     return np.asarray(x, dtype=float) / factor
+
+
+# inputs that tell each mistake apart from the reference, from the other and from slips
+PROBES = probes(F, (np.array([3.0, -0.5, 2.0]), -4.0), (np.array([[1.5, 2.0]]), 3.0))
 
 
 @graded(1, "Every entry is scaled by the same factor.", hint_for=("values",),
@@ -108,6 +112,16 @@ fails = {{{{ small = "values", matrix = "values" }}}}
 name = "flattened"
 edits = [["np.asarray(x, dtype=float) * factor", "np.ravel(x) * factor"]]
 fails = {{{{ matrix = "shape" }}}}
+
+[[variant]]
+name = "rounded_down"
+edits = [["np.asarray(x, dtype=float) * factor", "np.floor(np.asarray(x, dtype=float) * factor)"]]
+fails = {{{{ small = "values" }}}}
+
+[[variant]]
+name = "sign_of_factor_dropped"
+edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) * abs(factor)"]]
+fails = {{{{ matrix = "values" }}}}
 """
 
 ENTRY = f"""

@@ -62,9 +62,18 @@ EXERCISE = ExerciseName()
 
 
 def resolve_device(device: str, slugs: list[str]) -> str:
+    """The device to grade ``slugs`` on; a usage error when one needs torch and this Python
+    has none, or cuda is asked for and missing."""
+    import importlib.util
+
+    needs_torch = any(catalog.get(s).needs_torch for s in slugs)
+    if needs_torch and importlib.util.find_spec("torch") is None:
+        torch_ones = [s for s in slugs if catalog.get(s).needs_torch]
+        raise click.UsageError(f"{', '.join(torch_ones)} need{'s' if len(torch_ones) == 1 else ''}"
+                               f" torch, which this Python does not have: "
+                               f"{catalog.TORCH_INSTALL}")
     if device == "cpu":
         return "cpu"
-    needs_torch = any(catalog.get(s).needs_torch for s in slugs)
     if device == "auto" and not needs_torch:
         return "cpu"  # numpy-only runs never pay for importing torch
     try:

@@ -16,10 +16,13 @@ def pack() -> None:
 @pack.command("check")
 @click.argument("slugs", nargs=-1)
 @click.option("--grade", "with_grading", is_flag=True,
-              help="Also grade, in one session: the reference (full marks), the stub (no grader "
-              "error), and every declared variant (each mistake named, no cause named for "
-              "an uncatalogued one).")
-def check_cmd(slugs: tuple[str, ...], with_grading: bool) -> None:
+              help="Also grade: the reference (full marks), the stub (no grader error), every "
+              "declared variant (each mistake named, no cause named for an uncatalogued one), "
+              "the trivial answers (no points), and run each function's probes (its mistakes "
+              "told apart).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
+              help="Grading processes for --grade  [default: the CPU cores, at most 4]")
+def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None) -> None:
     """Check every rule of the pack (or of SLUGS): each problem on one line as
     `SLUG: file:line: what is wrong — how to fix (rule)`. Exit 1 on any problem."""
     from grader import catalog
@@ -33,7 +36,9 @@ def check_cmd(slugs: tuple[str, ...], with_grading: bool) -> None:
     problems, count = check.check(list(slugs) or None)
     chosen = list(slugs) or list(catalog.load())
     if with_grading and not problems:
-        problems = graded.grade_rules(chosen)
+        import os
+
+        problems = graded.grade_rules(chosen, jobs or max(1, min(4, os.cpu_count() or 1)))
     for problem in problems:
         click.echo(str(problem))
     if problems:

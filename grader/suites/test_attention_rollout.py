@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from grader.suite import cached_input, graded, mistake, source_rule
+from grader.suite import cached_input, graded, mistake, probes, source_rule
 
 F = "attention_rollout"
 
@@ -82,6 +82,24 @@ def _max_heads(A_layers, n_prefix, H_p, W_p):
          "R[0, n_prefix:]: what the class token draws from each patch.")
 def _column(A_layers, n_prefix, H_p, W_p):
     return _rollout(A_layers, n_prefix, H_p, W_p, row=False)
+
+
+def _probe_layers(seed, L, h, T, zeroed=0.0):
+    """Small seeded maps (h, T, T) for the probes; ``zeroed``: the share of each row's smallest
+    weights set to 0 (rows then sum to less than 1)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(L):
+        a = _attention(rng, h, T, sharp=2.0)
+        out.append(np.where(a >= np.quantile(a, zeroed, axis=-1, keepdims=True), a, 0.0))
+    return out
+
+
+# A matched mistake must match again on these: three layers of three heads, two prefix tokens
+# on a non-square 2x3 grid, rows that do not sum to 1 (the renormalisation shows), and rows
+# that do.
+PROBES = probes(F, (_probe_layers(90, 3, 3, 8, zeroed=0.5), 2, 2, 3),
+                (_probe_layers(91, 2, 2, 13), 1, 4, 3))
 
 
 @graded(1, "With one layer and one head there is nothing to multiply: form Â and read the "

@@ -140,11 +140,14 @@ def _unstable(X, W_conv, alpha):
 
 
 # A matched mistake must match again on these small 1-D and 2-D inputs (non-square, k = 3 and
-# 5, C != C_out, moderate and large alpha), and rho's on two more alphas.
+# 5, C != C_out, moderate and large alpha; alpha = 800, where exp(alpha) overflows without the
+# max subtracted), and rho's on two more alphas.
 _P1, _P2 = np.random.default_rng(70), np.random.default_rng(71)
 PROBES = probes(F, (_P1.standard_normal((7, 2)), _P1.standard_normal((3, 2, 3)), 1.5),
                 (_P2.standard_normal((4, 6, 2)), _P2.standard_normal((3, 2, 5, 5)), 2.5),
-                (_P1.standard_normal((6, 3)), _P1.standard_normal((2, 3, 5)), 40.0))
+                (_P1.standard_normal((6, 3)), _P1.standard_normal((2, 3, 5)), 40.0),
+                (_P1.standard_normal((5, 2)), _P1.standard_normal((3, 2, 3)), 800.0),
+                (_P2.standard_normal((3, 4, 2)), _P2.standard_normal((2, 2, 3, 3)), 800.0))
 RHO_PROBES = probes(R, (0.5,), (3.0,))
 
 
@@ -176,7 +179,7 @@ def _rho_leading(alpha):
 
 @mistake(R, "one_sided",
          "Your rho matches half the bound: one side of the target only. The off-target keys lie on "
-         "both sides (offsets +z and -z), hence the factor 2.")
+         "both sides (offsets +z and -z), hence the factor 2.", slip="halved")
 def _rho_one_sided(alpha):
     return _ref().rho(alpha) / 2.0
 

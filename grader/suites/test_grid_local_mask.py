@@ -29,7 +29,7 @@ def _circular_gap(H_p, W_p):
 @mistake(F, "inverted_convention",
          "Your mask matches the opposite convention: True where attention is blocked (that is "
          "nn.MultiheadAttention's attn_mask). Here True means 'may attend', as in "
-         "scaled_dot_product_attention.")
+         "scaled_dot_product_attention.", slip="negated")
 def _inverted(H_p, W_p, radius, n_prefix=1):
     return ~_ref().grid_local_mask(H_p, W_p, radius, n_prefix)
 

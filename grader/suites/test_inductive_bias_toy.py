@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from grader.suite import cached_input, graded, mistake, reference
+from grader.suite import cached_input, graded, mistake, probes, reference
 
 SLUG = "inductive_bias_toy"
 TT, SK, FM = "toy_targets", "fit_shared_kernel", "fit_full_map"
@@ -51,12 +51,21 @@ def _tt_noise_gain(X, beta, sigma, noise):
     return _gain(np.shape(X)[1], beta) * (_slope(X) + sigma * np.asarray(noise, float))
 
 
+# Seeded inputs for the probes: 4 rows of n = 7, targets and noise away from 0 and 1.
+_PR = np.random.default_rng(50)
+_PX, _PY, _PNOISE = (_PR.standard_normal((4, 7)) for _ in range(3))
+
+# A matched mistake must match again on this: beta and sigma both non-zero (the slope's sign
+# does not just negate the result, the gain is not 1, the noise counts).
+TT_PROBES = probes(TT, (_PX, 0.4, 0.7, _PNOISE))
+
+
 # -- known mistakes: fit_shared_kernel ----------------------------------------------------------
 
 @mistake(SK, "taps_reversed",
          "Your kernel matches the right weights in reverse order. w[m] multiplies "
          "X[:, (t + m - k//2) mod n], so w[0] goes with the left neighbour x_{t-1} and w[-1] with "
-         "the right one.")
+         "the right one.", slip="flipped along axis 0")
 def _sk_reversed(X, Y, k=3):
     return _ref().fit_shared_kernel(X, Y, k)[::-1]
 
@@ -73,12 +82,16 @@ def _sk_padded(X, Y, k=3):
     return np.linalg.lstsq(A, Y.reshape(-1), rcond=None)[0]
 
 
+# A matched mistake must match again on these: k = 3 and k = 5, rows whose ends wrap.
+SK_PROBES = probes(SK, (_PX, _PY, 3), (_PX, _PY, 5))
+
+
 # -- known mistakes: fit_full_map ---------------------------------------------------------------
 
 @mistake(FM, "transposed_map",
          "Your W matches the transpose of the least-squares map: you fitted column vectors, "
          "y = W x. Here tokens are rows and the model is Yhat = X @ W, so W[i, j] is the weight "
-         "of input i in output j.")
+         "of input i in output j.", slip="transposed")
 def _fm_transposed(X, Y):
     return _ref().fit_full_map(X, Y).T
 
@@ -88,6 +101,10 @@ def _fm_transposed(X, Y):
          "design matrix, Y the targets (np.linalg.lstsq(X, Y)).")
 def _fm_swapped(X, Y):
     return np.linalg.lstsq(np.asarray(Y, float), np.asarray(X, float), rcond=None)[0]
+
+
+# A matched mistake must match again on this: 9 rows of n = 4 (more rows than inputs).
+FM_PROBES = probes(FM, (_PR.standard_normal((9, 4)), _PR.standard_normal((9, 4))))
 
 
 # -- known mistakes: predicted_test_errors, crossover_rows -------------------------------------
@@ -110,9 +127,14 @@ def _pe_sigma_only(N, n=32, k=3, sigma=0.5, beta=0.3):
     return sigma**2 + beta**2 + sigma**2 * k / (N * n), full
 
 
+# A matched mistake must match again on these: N well above n + 1, and N = n + 1 (the full
+# map's excess is infinite), with sigma and beta unlike the defaults and unlike each other.
+PE_PROBES = probes(PE, (20, 8, 3, 0.6, 0.4), (9, 8, 5, 0.6, 0.4))
+
+
 @mistake(CR, "without_plus_one",
          "Your crossover matches n + sigma^2 n/beta^2: solve sigma^2 n/(N - n - 1) = beta^2 "
-         "for N, which keeps the + 1.")
+         "for N, which keeps the + 1.", slip="minus one")
 def _cr_no_one(n=32, sigma=0.5, beta=0.3):
     return _ref().crossover_rows(n, sigma, beta) - 1.0
 
@@ -122,6 +144,10 @@ def _cr_no_one(n=32, sigma=0.5, beta=0.3):
          "sigma^2 and beta^2.")
 def _cr_not_squared(n=32, sigma=0.5, beta=0.3):
     return n + 1 + sigma * n / beta
+
+
+# A matched mistake must match again on this: sigma/beta = 1.5 (squared it is 2.25).
+CR_PROBES = probes(CR, (12, 0.6, 0.4))
 
 
 # -- tests ----------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from grader.suite import cached_input, graded, mistake
+from grader.suite import cached_input, graded, mistake, probes
 
 F = "mean_attention_distance"
 
@@ -58,6 +58,21 @@ def _manhattan(A, H_p, W_p, P, n_prefix):
          "order each row holds W_p patches: patch i sits at row i // W_p and column i % W_p.")
 def _wrong_width(A, H_p, W_p, P, n_prefix):
     return _mad(A, H_p, W_p, P, n_prefix, width=H_p)
+
+
+def _probe_maps(seed, shape):
+    """Small seeded maps for the probes, with extra weight on the first (prefix) key."""
+    rng = np.random.default_rng(seed)
+    logits = 1.5 * rng.standard_normal(shape)
+    logits[..., 0] += 1.0
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# A matched mistake must match again on these (one image and a batch): three heads, two
+# prefix tokens that hold weight, non-square grids (2x3 and 3x2), and P = 7, not 1 or 2.
+PROBES = probes(F, (_probe_maps(80, (3, 8, 8)), 2, 3, 7.0, 2),
+                (_probe_maps(81, (2, 3, 8, 8)), 3, 2, 7.0, 2))
 
 
 @graded(1, "Start with one image: for each patch query, sum weight times distance over the "

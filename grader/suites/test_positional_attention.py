@@ -10,7 +10,7 @@ association is 0.178.
 
 import numpy as np
 
-from grader.suite import cached_input, graded, mistake, reference
+from grader.suite import cached_input, graded, mistake, probes, reference
 
 F_FWD = "positional_attention_forward"
 F_ASSOC = "patch_association"
@@ -67,6 +67,13 @@ def _no_linear(X, Q, v):
          "Your logits match the mean of sigma(H[n, i]) over the patches; the model sums them.")
 def _mean(X, Q, v):
     return _ref().positional_attention_forward(X, Q, v) / np.asarray(Q).shape[0]
+
+
+# A matched mistake must match again on this: N = 5 samples of D = 4 patches (not 2: the mean
+# is not half the sum) of dimension 3, an asymmetric Q of logits up to a few units.
+_PF = np.random.default_rng(90)
+FWD_PROBES = probes(F_FWD, (_PF.standard_normal((5, 4, 3)), 2.0 * _PF.standard_normal((4, 4)),
+                            _PF.standard_normal(3)))
 
 
 # -- known mistakes: patch association --------------------------------------------------------
@@ -158,10 +165,18 @@ def _patch_shares(A, groups, exclude_self):
     return out
 
 
+# A matched mistake must match again on these: an asymmetric 8x8 matrix of weights 0.1..0.4
+# with ties at the cut-off in most rows, groups of 3, 3 and 2 at scattered positions, with and
+# without the diagonal.
+_PA_A = np.random.default_rng(42).integers(1, 5, (8, 8)) * 0.1
+_PA_GROUPS = [[0, 3, 7], [1, 4, 6], [2, 5]]
+ASSOC_PROBES = probes(F_ASSOC, (_PA_A, _PA_GROUPS, False), (_PA_A, _PA_GROUPS, True))
+
+
 # -- known mistakes: training (a short run from the seeded initialisation is deterministic) ----
 
 def _flat(pair):
-    """(Q, v) as one vector, Q row by row then v: the form the training comparisons use."""
+    """(Q, v) as one vector, Q row by row then v."""
     return np.concatenate([np.ravel(pair[0]), np.ravel(pair[1])])
 
 
@@ -203,7 +218,7 @@ def _train_variant(X, y, steps, lr, seed, *, jacobian=True, together=True, v_fir
          "Your (Q, v) match updating Q with dL/dA itself. Q reaches the loss through the row "
          "softmax: dL/dQ[i, j] = A[i, j] * (dL/dA[i, j] - sum_k A[i, k] * dL/dA[i, k]).")
 def _no_jacobian(X, y, steps, lr, seed):
-    return _flat(_train_variant(X, y, steps, lr, seed, jacobian=False))
+    return _train_variant(X, y, steps, lr, seed, jacobian=False)
 
 
 @mistake(F_TRAIN, "score_gradient_transposed",
@@ -211,21 +226,45 @@ def _no_jacobian(X, y, steps, lr, seed):
          "so the gradient flows back as dL/dU = G @ A (U[n, j] = <X[n, j], v> feeds every "
          "H[n, i] with weight A[i, j]).")
 def _transposed_du(X, y, steps, lr, seed):
-    return _flat(_train_variant(X, y, steps, lr, seed, transpose_du=True))
+    return _train_variant(X, y, steps, lr, seed, transpose_du=True)
 
 
 @mistake(F_TRAIN, "sequential_updates",
          "Your (Q, v) match updating Q first and then taking v's gradient at the new Q. Take "
          "both gradients at the same point, then update both.")
 def _sequential(X, y, steps, lr, seed):
-    return _flat(_train_variant(X, y, steps, lr, seed, together=False))
+    return _train_variant(X, y, steps, lr, seed, together=False)
 
 
 @mistake(F_TRAIN, "init_drawn_in_other_order",
          "Your (Q, v) match drawing v0 before the noise of Q0. Draw Q0's noise first "
          "(rng.standard_normal((D, D))), then v0 (rng.standard_normal(d)).")
 def _v_first(X, y, steps, lr, seed):
-    return _flat(_train_variant(X, y, steps, lr, seed, v_first=True))
+    return _train_variant(X, y, steps, lr, seed, v_first=True)
+
+
+def _probe_task(seed, N, groups, d):
+    """A small task drawn as make_patch_data draws it (its recipe, written out here): the
+    signal group carries y * w, the other patches -w, 0 or w, plus noise of std 1/sqrt(d)."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w /= np.linalg.norm(w)
+    gid = np.empty(sum(len(g) for g in groups), dtype=int)
+    for g, members in enumerate(groups):
+        gid[members] = g
+    y = rng.choice(np.array([-1.0, 1.0]), size=N)
+    signal = rng.integers(len(groups), size=N)
+    delta = rng.choice(np.array([-1.0, 0.0, 1.0]), p=[Q_NOISE / 2, 1 - Q_NOISE, Q_NOISE / 2],
+                       size=(N, len(gid)))
+    coef = np.where(gid[None, :] == signal[:, None], y[:, None], delta)
+    return coef[:, :, None] * w + rng.normal(0.0, 1.0 / np.sqrt(d), size=(N, len(gid), d)), y
+
+
+# A matched mistake must match again on this: 30 steps (lr 0.5) on 30 samples of D = 4 patches
+# (groups {0, 2} and {1, 3}) of dimension 5, from seed 3. Every mistake moves (Q, v) by more
+# than 1e4 times the test's tolerance there, and the run is far from diverging (a change of
+# 1e-13 in X moves the result by less than 1e-5 of the tolerance).
+TRAIN_PROBES = probes(F_TRAIN, (*_probe_task(91, 30, [[0, 2], [1, 3]], 5), 30, 0.5, 3))
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -505,8 +544,8 @@ def test_training_first_steps_exact(check, learner):
     _, X, y, _, _ = _task(14, (3, 2, 3, 2))
     args = (X[:300], y[:300], 50, LR, 7)
     Q, v = _trained(check, learner, *args)
-    check.equal(_flat((Q, v)), _flat(_ref().train_positional_attention(*args)), rtol=1e-6,
-                atol=1e-9, what="Q and v after 50 steps (flattened: Q row by row, then v)",
+    check.equal((Q, v), _ref().train_positional_attention(*args), rtol=1e-6, atol=1e-9,
+                what="(Q, v) after 50 steps (item 0: Q, item 1: v)",
                 mistake_call=(F_TRAIN, args, {}))
 
 

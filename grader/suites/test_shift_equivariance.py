@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.suite import Recipe, built, graded, mistake, reference
+from grader.suite import Recipe, built, graded, mistake, probes, reference
 
 F_ERR = "equivariance_error"
 F_WHICH = "which_shifts_commute"
@@ -93,6 +93,23 @@ def _vertical(f, x, shift, stride=1):
     return _ref().equivariance_error(f, x, (int(shift), 0), stride)
 
 
+# Small maps for the probes: a stride-2 circular conv and a patch embedding of patch 4, on a
+# 2x8x12 image (non-square, wider than any shift tried).
+_SMALL_CONV2 = Recipe("circular_conv", {"c_in": 2, "c_out": 3, "k": 3, "stride": 2, "seed": 60})
+_SMALL_PATCH = Recipe("patch_embed", {"c_in": 2, "dim": 3, "patch": 4, "seed": 61})
+_PROBE_X = np.random.default_rng(62).standard_normal((2, 8, 12))
+
+# A matched mistake must match again on these: a pair shift the stride divides (the output
+# moves by half of it), a pair shift it does not (every output shift tried), and int shifts of
+# a map that does not commute with them (horizontal, not vertical; and the division by
+# max|f(x)|). Pairs where the int convention does not show, ints where the stride divides both
+# (0, d) and (d, 0): a learner who makes two mistakes at once still matches each.
+ERR_PROBES = probes(F_ERR, (_SMALL_CONV2, _PROBE_X, (2, 4), 2),
+                    (_SMALL_CONV2, _PROBE_X, (1, 3), 2),
+                    (_SMALL_PATCH, _PROBE_X, 2, 1),
+                    (_SMALL_PATCH, _PROBE_X, 4, 2))
+
+
 @mistake(F_WHICH, "stride_ignored",
          "Your list matches testing every shift with stride=1, i.e. expecting the output to move "
          "by the full shift. Pass the stride on: a stride-s layer is checked against the output "
@@ -110,10 +127,15 @@ def _includes_w(f, x, stride=1, tol=1e-8):
             if ref.equivariance_error(f, x, d, stride) <= tol]
 
 
+# A matched mistake must match again on this: a stride-2 conv on a 12-pixel-wide image, taken
+# with its stride (the even shifts, and 12 with shift_W_included; not 0 alone).
+WHICH_PROBES = probes(F_WHICH, (_SMALL_CONV2, _PROBE_X, 2))
+
+
 @mistake(F_PERM, "transposed",
          "Your matrix is the transpose of the expected one: it has Π[old, new] = 1, which moves "
          "the tokens the opposite way. Row index = where a token goes, column index = where it "
-         "came from, so that Π @ tokens reorders the tokens.")
+         "came from, so that Π @ tokens reorders the tokens.", slip="transposed")
 def _transposed(H_p, W_p, dr, dc):
     return _ref().patch_shift_permutation(H_p, W_p, dr, dc).T.copy()
 
@@ -128,6 +150,11 @@ def _column_major(H_p, W_p, dr, dc):
     perm = np.zeros((H_p * W_p, H_p * W_p), dtype=np.int64)
     perm[new, old] = 1
     return perm
+
+
+# A matched mistake must match again on these: non-square grids (3x4, 4x3) and shifts along
+# both axes, by more than one cell.
+PERM_PROBES = probes(F_PERM, (3, 4, 1, 2), (4, 3, 2, -1))
 
 
 # -- equivariance_error ------------------------------------------------------------------

@@ -36,9 +36,12 @@ if ! "$PY" -m venv "$ROOT/venv" >/dev/null 2>&1; then  # Ubuntu ships venv apart
   }
 fi
 "$ROOT/venv/bin/python" -m pip install --quiet --upgrade pip
-# torch first and pinned, from the CPU wheels (a bare requirement would pull a CUDA build);
-# GRADER_TORCH_INDEX="" takes it from pip's own configuration (an offline mirror, a test)
-TORCH_INDEX=${GRADER_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
-"$ROOT/venv/bin/python" -m pip install --quiet torch==2.13.0 \
-  ${TORCH_INDEX:+--index-url "$TORCH_INDEX"}
+# torch only when an exercise of the bundle needs it, first and pinned, from the CPU wheels (a
+# bare requirement would pull a CUDA build); GRADER_TORCH_INDEX="" takes it from pip's own
+# configuration (an offline mirror, a test)
+if "$PY" -m grader.catalog needs-torch; then
+  TORCH_INDEX=${GRADER_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
+  "$ROOT/venv/bin/python" -m pip install --quiet torch==2.13.0 \
+    ${TORCH_INDEX:+--index-url "$TORCH_INDEX"}
+fi
 "$ROOT/venv/bin/python" -m pip install --quiet .
