@@ -93,3 +93,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def grade_src(tmp_path: Path):
     """``grade_src(slug, source)`` grades a learner source string, returns ``ExerciseResult``."""
     return lambda slug, source, device="cpu": grade_source(tmp_path, slug, source, device)
+
+
+@pytest.fixture(scope="session")
+def graded_pack():
+    """Every file ``grade pack check --grade`` grades (references, stubs, bases, the declared
+    variants, the trivial answers), graded once for the whole test session (two processes):
+    ``[(Graded, ExerciseResult or why it could not be graded)]``."""
+    from grader.authoring import graded
+
+    return list(graded.grade_files(graded.files_to_grade(list(catalog.load())), jobs=2))

@@ -68,8 +68,15 @@ def grade_corpus(root: Path) -> dict[tuple[str, str], list[TestResult]]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict[tuple[str, str], list[TestResult]]:
-    return grade_corpus(tmp_path_factory.mktemp("corpus"))
+def graded(graded_pack) -> dict[tuple[str, str], list[TestResult]]:
+    """The corpus's results, from the session's grading of the pack (``graded_pack``)."""
+    found = {}
+    for g, result in graded_pack:
+        if g.variant is not None and not g.variant.catalogued:
+            assert not isinstance(result, str), result
+            found[g.slug, g.label] = result.tests
+    assert set(found) == {(slug, v.name) for slug, vs in CORPUS.items() for v in vs}
+    return found
 
 
 def _markers(slug: str) -> dict[str, dict]:

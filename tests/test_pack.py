@@ -36,14 +36,19 @@ def test_references_score_full_marks_through_the_cli(tmp_path, monkeypatch):
         assert e["score"] == e["max_score"] == catalog.get(e["exercise"]).points
 
 
-def test_the_graded_rules_hold_for_the_whole_pack():
-    """`grade pack check --grade` through the CLI, on every exercise: the references score
-    full marks, every declared known mistake (solutions/<slug>.variants.toml) is named on its
-    tests with nothing beside it, every uncatalogued variant names no cause and fails with
-    its declared kinds, and no stub or variant meets a grader error."""
-    result = CliRunner().invoke(main, ["pack", "check", "--grade"])
-    assert result.exit_code == 0, result.output
-    assert "Checked 10 exercise(s)" in result.output and "mistake-named" in result.output
+def test_the_graded_rules_hold_for_the_whole_pack(graded_pack):
+    """What `grade pack check --grade` checks, on every exercise (tests/test_pack_authoring.py
+    runs the command itself): the references score full marks, every declared known mistake
+    (solutions/<slug>.variants.toml) is named on its tests with nothing beside it, every
+    uncatalogued variant names no cause and fails with its declared kinds, trivial answers
+    score nothing, each function's probes tell its mistakes apart, no grader error."""
+    from grader.authoring import graded
+    from grader.authoring.separation import separation_problems
+
+    assert len(graded_pack) > 150
+    problems = graded.judge(graded_pack) + [p for ex in EXERCISES
+                                            for p in separation_problems(ex.slug)]
+    assert [str(p) for p in problems] == []
 
 
 

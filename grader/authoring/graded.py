@@ -10,7 +10,7 @@ exercise that has one.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ class Graded:
     source: str
     path: Path                                   # the file a problem points at
     judge: Callable[[ExerciseResult], Iterator[tuple[str, str, str]]]   # (what, fix, rule)
+    variant: variants.Variant | None = None      # the declared variant it is, if one
 
 
 def _full_marks(rule: str, what: str, fix: str, unimplemented: tuple[str, ...] = ()):
@@ -139,7 +140,7 @@ def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
             except variants.EditError:
                 continue
             found.append(Graded(slug, v.name, src, path,
-                                _named(v) if v.catalogued else _uncatalogued(v)))
+                                _named(v) if v.catalogued else _uncatalogued(v), v))
         format_only = set(_entry(slug).get("format_only", ()))
         for family in trivial.FAMILIES:
             found.append(Graded(slug, f"trivial {family}", trivial.trivial_source(
@@ -211,8 +212,14 @@ def grade_rules(slugs: list[str], jobs: int = 1) -> list[Problem]:
     """Every graded rule over ``slugs``: one grading session per process of ``jobs``."""
     from grader.authoring.separation import separation_problems
 
-    problems: list[Problem] = [p for slug in slugs for p in separation_problems(slug)]
-    for g, result in grade_files(files_to_grade(slugs), jobs):
+    return [p for slug in slugs for p in separation_problems(slug)] + judge(
+        grade_files(files_to_grade(slugs), jobs))
+
+
+def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]]) -> list[Problem]:
+    """The problems the graded files' results show, each by its file's rule."""
+    problems: list[Problem] = []
+    for g, result in graded:
         if isinstance(result, str):
             problems.append(Problem(g.slug, g.path, 1, f"{g.label}: could not be graded: "
                                     f"{result}", "see `grade doctor`", "no-grader-error"))
