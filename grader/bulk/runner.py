@@ -162,8 +162,9 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
                            for s in exercises}, key) for sub, key in todo])
         for sub_id, result, error, ended in answers:
             if error is not None and ended > 0:
-                outcome.ended.append((sub_id, f"not graded: it ended {ended} grading "
-                                              f"processes (the last: {error})"))
+                # a reason, as a rejected submission's: the writers say "not graded: " first
+                outcome.ended.append((sub_id, f"it ended {ended} grading processes (the "
+                                              f"last: {error})"))
             elif error is not None:
                 outcome.failures.append((sub_id, error))
             else:
