@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import reference_source, reference_variant
+
+from grader.authoring.golden import normalise
 
 GRADE = Path(sys.executable).with_name("grade")
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -64,14 +65,6 @@ CASES: dict[str, tuple[str, str | bytes]] = {
         SHIFT, ("    scale = scale if scale > 0 else 1.0\n", ""),
         ("    return err / scale\n", "    return float(np.float64(err) / scale)\n"))),
 }
-
-_DURATION = re.compile(r"[ \d]{2}\d\.\d\ds$", re.MULTILINE)
-
-
-def normalise(text: str) -> str:
-    """The output without what changes from run to run: each test's duration."""
-    return _DURATION.sub("  -.--s", text)
-
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:

@@ -39,6 +39,11 @@ def filled(tmp_path_factory):
     assert all(line.endswith("(nothing-left)") for line in left.stdout.splitlines())
     for path in _files(project):  # the author writes what was marked
         path.write_text(path.read_text().replace(f"{TODO}: ", "").replace(f"  # {TODO}", ""))
+    unread = _grade(project, "pack", "check", SLUG, "--grade")  # no golden output yet
+    assert unread.returncode == 1 and unread.stdout.strip().endswith("(golden-output)")
+    written = _grade(project, "pack", "check", SLUG, "--grade", "--update-golden")
+    assert written.returncode == 0 and "Golden outputs rewritten" in written.stdout
+    assert "Your output equals the input" in (project / f"solutions/{SLUG}.golden.txt").read_text()
     green = _grade(project, "pack", "check", SLUG, "--grade")
     assert green.returncode == 0, green.stdout + green.stderr
     assert "No problem" in green.stdout and "reference-full-marks" in green.stdout
@@ -96,6 +101,10 @@ BREAKS = {
         p.joinpath(f"solutions/{SLUG}.variants.toml").read_text().replace(
             'name = "factor_squared"\n', 'name = "factor_squared"\nbase = "wrong"\n')
         + '\n[bases.wrong]\nappend = "\\nraise ValueError(\'a base must be right\')\\n"\n'),
+    # a change of wording: the reference's message of a mistake
+    "golden-output": lambda p: _edit(p / f"grader/suites/test_{SLUG}.py",
+                                     "Your output equals the input: multiply by factor.",
+                                     "Your output equals the input: scale it by factor."),
     "mistakes-separated": lambda p: _edit(p / f"grader/suites/test_{SLUG}.py",
                                           "PROBES = probes(F, ", "PROBES = ("),
     # a test whose answer is all zeros: returning zeros earns its point
@@ -114,7 +123,7 @@ BREAKS = {
 
 
 GRADED = ("reference-full-marks", "mistake-named", "variant-no-cause", "base-full-marks",
-          "trivial-scores-nothing", "mistakes-separated")
+          "trivial-scores-nothing", "mistakes-separated", "golden-output")
 
 
 def test_every_rule_is_broken_once():

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.authoring import trivial, variants
+from grader.authoring import golden, trivial, variants
 from grader.authoring.check import Problem
 from grader.engine.results import ExerciseResult, SubmissionResult, from_dict
 
 GRADED_RULES = ("reference-full-marks", "no-grader-error", "base-full-marks",
                 "mistake-named", "variant-no-cause", "trivial-scores-nothing",
-                "mistakes-separated")
+                "mistakes-separated", "golden-output")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Graded:
     path: Path                                   # the file a problem points at
     judge: Callable[[ExerciseResult], Iterator[tuple[str, str, str]]]   # (what, fix, rule)
     variant: variants.Variant | None = None      # the declared variant it is, if one
+    golden: bool = False                         # its output is the exercise's golden one
 
 
 def _full_marks(rule: str, what: str, fix: str, unimplemented: tuple[str, ...] = ()):
@@ -134,13 +135,15 @@ def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
                 "base-full-marks", "a base (a right file the variants start from)",
                 "a base must score full marks (but where it declares `unimplemented`): fix "
                 "its edits", unimplemented)))
+        kept = golden.shown(slug) if declared.mistakes else None
         for v in (*declared.mistakes, *declared.uncatalogued):
             try:
                 src = v.source(reference)
             except variants.EditError:
                 continue
             found.append(Graded(slug, v.name, src, path,
-                                _named(v) if v.catalogued else _uncatalogued(v), v))
+                                _named(v) if v.catalogued else _uncatalogued(v), v,
+                                golden=v == kept))
         format_only = set(_entry(slug).get("format_only", ()))
         for family in trivial.FAMILIES:
             found.append(Graded(slug, f"trivial {family}", trivial.trivial_source(
@@ -208,15 +211,17 @@ def grade_files(files: dict[str, list[Graded]], jobs: int = 1,
                 yield picked[ex.exercise], ex
 
 
-def grade_rules(slugs: list[str], jobs: int = 1) -> list[Problem]:
-    """Every graded rule over ``slugs``: one grading session per process of ``jobs``."""
+def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False) -> list[Problem]:
+    """Every graded rule over ``slugs``: one grading session per process of ``jobs``;
+    ``update_golden`` rewrites the golden outputs instead of comparing them."""
     from grader.authoring.separation import separation_problems
 
     return [p for slug in slugs for p in separation_problems(slug)] + judge(
-        grade_files(files_to_grade(slugs), jobs))
+        grade_files(files_to_grade(slugs), jobs), update_golden)
 
 
-def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]]) -> list[Problem]:
+def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]],
+          update_golden: bool = False) -> list[Problem]:
     """The problems the graded files' results show, each by its file's rule."""
     problems: list[Problem] = []
     for g, result in graded:
@@ -226,4 +231,8 @@ def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]]) -> list[Problem
             continue
         for what, fix, rule in g.judge(result):
             problems.append(Problem(g.slug, g.path, 1, what, fix, rule))
+        if g.golden:
+            for what, fix in golden.check(g.slug, g.label, result, update_golden):
+                problems.append(Problem(g.slug, golden.path_of(g.slug), 1, what, fix,
+                                        golden.RULE))
     return problems

@@ -22,7 +22,11 @@ def pack() -> None:
               "told apart).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
               help="Grading processes for --grade  [default: the CPU cores, at most 4]")
-def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None) -> None:
+@click.option("--update-golden", is_flag=True,
+              help="With --grade: rewrite each exercise's golden output "
+                   "(solutions/SLUG.golden.txt) instead of comparing it; review the diff.")
+def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None,
+              update_golden: bool) -> None:
     """Check every rule of the pack (or of SLUGS): each problem on one line as
     `SLUG: file:line: what is wrong — how to fix (rule)`. Exit 1 on any problem."""
     from grader import catalog
@@ -38,7 +42,8 @@ def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None) -> N
     if with_grading and not problems:
         import os
 
-        problems = graded.grade_rules(chosen, jobs or max(1, min(4, os.cpu_count() or 1)))
+        problems = graded.grade_rules(chosen, jobs or max(1, min(4, os.cpu_count() or 1)),
+                                      update_golden)
     for problem in problems:
         click.echo(str(problem))
     if problems:
@@ -47,6 +52,8 @@ def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None) -> N
     rules = [rule.id for rule in check.RULES] + ([] if slugs else ["index-order"])
     rules += list(graded.GRADED_RULES) if with_grading else []
     click.echo(f"Checked {count} exercise(s): {', '.join(rules)}. No problem.")
+    if with_grading and update_golden:
+        click.echo("Golden outputs rewritten: review `git diff solutions/*.golden.txt`.")
 
 
 @pack.command("new")
