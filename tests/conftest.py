@@ -63,10 +63,11 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def copy_of_this_project(dest: Path) -> Path:
+def copy_of_this_project(dest: Path, *, fresh: bool = False) -> Path:
     """This project's files (tracked, and new ones git does not ignore) copied into ``dest``
     (its grader runs from there when started with ``python -m grader`` in that folder);
-    returns ``dest``."""
+    returns ``dest``. ``fresh``: the learner's working copies as a fresh clone has them (the
+    pack's stubs), whatever this checkout's learner has written in them."""
     tracked = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                              cwd=catalog.PROJECT_DIR, capture_output=True, text=True,
                              check=True).stdout.split()
@@ -76,6 +77,10 @@ def copy_of_this_project(dest: Path) -> Path:
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((catalog.PROJECT_DIR / name).read_bytes())
+    if fresh:
+        for ex in catalog.load().values():
+            target = dest / ex.working_copy.relative_to(catalog.PROJECT_DIR)
+            target.write_bytes(ex.stub.read_bytes())
     return dest
 
 

@@ -75,7 +75,7 @@ def test_the_docs_have_runnable_blocks():
 
 @pytest.mark.parametrize("doc", DOCS_WITH_BLOCKS, ids=lambda d: d.name)
 def test_runnable_blocks_run(doc: Path, tmp_path: Path):
-    copy = copy_of_this_project(tmp_path / "project")
+    copy = copy_of_this_project(tmp_path / "project", fresh=True)  # what the docs describe
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_", "PYTHON"))}
