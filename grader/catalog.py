@@ -38,6 +38,8 @@ class Exercise:
     hints: tuple[str, ...]
     summary: str = ""
     functions: tuple[str, ...] = field(default_factory=tuple)
+    # tests the statement documents as points for the form alone (a trivial answer earns them)
+    format_only: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def needs_torch(self) -> bool:
@@ -80,7 +82,8 @@ def load() -> dict[str, Exercise]:
             tags=tuple(entry.get("tags", ())), points=float(entry["points"]),
             rtol=float(entry.get("rtol", 1e-7)), atol=float(entry.get("atol", 1e-9)),
             hints=tuple(entry["hints"]), summary=entry.get("summary", ""),
-            functions=tuple(entry.get("functions", ())))
+            functions=tuple(entry.get("functions", ())),
+            format_only=tuple(entry.get("format_only", ())))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,12 @@ def declared(slug: str, name: str) -> str:
     from grader.authoring import variants
 
     return variants.load(slug).by_name(name).source()
+
+
+def csv_rows(path: Path) -> list[list[str]]:
+    """The rows of a CSV file the grader wrote (a gradebook), as lists of cells."""
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
 
 
 def reference_variant(slug: str, *replacements: tuple[str, str]) -> str:
@@ -108,3 +115,22 @@ def graded_pack():
     from grader.authoring import graded
 
     return list(graded.grade_files(graded.files_to_grade(list(catalog.load())), jobs=2))
+
+
+@pytest.fixture
+def dask_procs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A `dask scheduler` on loopback speaking TLS, to which a test adds `dask worker`
+    processes (``test_cluster.DaskProcesses``): they, ``grade bulk`` (``DASK_CONFIG``) and
+    this test process (``dask.config.set``) all use the same certificate."""
+    pytest.importorskip("distributed")
+    import dask
+    from test_cluster import DaskProcesses, tls_config
+
+    settings = tls_config(tmp_path)
+    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
+    with dask.config.set(settings):
+        procs = DaskProcesses(tmp_path)
+        try:
+            yield procs
+        finally:
+            procs.close()

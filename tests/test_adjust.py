@@ -3,13 +3,13 @@ is written, applied after grading to every export, never cached."""
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import csv_rows
 
 from grader import catalog
 from grader.bulk import adjust
@@ -31,11 +31,6 @@ ASSIGNMENT = f'title = "Week 3"\nexercises = ["{SLUG}"]\n[points]\n{SLUG} = 10\n
 def _write(tmp_path: Path, name: str, text: str) -> Path:
     (tmp_path / name).write_text(text)
     return tmp_path / name
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -143,14 +138,14 @@ def adjusted(tmp_path_factory):
 
 def test_an_adjustment_reaches_every_export_with_its_comment(adjusted):
     out = adjusted / "out"
-    grades = {r[0]: r for r in _rows(out / "grades.csv")}
+    grades = {r[0]: r for r in csv_rows(out / "grades.csv")}
     assert grades["ann"][:3] == ["ann", "Smith, Ann", "10"] and grades["ann"][-1] == "graded"
     assert grades["bob"][:3] == ["bob", "Jones, Bob", "7.5"]
     assert grades["bob"][-1] == "graded; adjusted from 10: late penalty, decided by hand"
     assert grades[""][1:3] == ["Lee, Cy", ""] and grades[""][-1] == "no submission"
-    canvas = {r[1]: r[-1] for r in _rows(out / "canvas.csv")[2:]}
+    canvas = {r[1]: r[-1] for r in csv_rows(out / "canvas.csv")[2:]}
     assert canvas == {"101": "10", "102": "7.5", "103": ""}
-    moodle = {r[0]: r[-1] for r in _rows(out / "moodle.csv")[1:]}
+    moodle = {r[0]: r[-1] for r in csv_rows(out / "moodle.csv")[1:]}
     assert moodle == {"ann": "10", "bob": "7.5", "cy": ""}
     bob = json.loads((out / "bob" / "gradescope.json").read_text())
     assert bob["score"] == 7.5 and sum(t["score"] for t in bob["tests"]) == pytest.approx(10)
@@ -169,7 +164,7 @@ def test_a_rerun_regrades_nothing_and_drops_a_removed_adjustment(adjusted):
     assert done.returncode == 0 and "Graded 0, 2 from cache" in done.stdout
     out = adjusted / "out"
     assert json.loads((out / "bob" / "gradescope.json").read_text())["score"] == 10
-    assert {r[0]: r[2] for r in _rows(out / "grades.csv")}["bob"] == "10"
+    assert {r[0]: r[2] for r in csv_rows(out / "grades.csv")}["bob"] == "10"
 
 
 @pytest.mark.parametrize("text, words", [

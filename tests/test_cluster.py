@@ -125,22 +125,6 @@ class DaskProcesses:
                 proc.wait()
 
 
-@pytest.fixture
-def dask_procs(tmp_path, monkeypatch):
-    """Dask processes on TLS: they, ``grade bulk`` (``DASK_CONFIG``) and this test process
-    (``dask.config.set``) all use the same certificate."""
-    import dask
-
-    settings = tls_config(tmp_path)
-    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
-    with dask.config.set(settings):
-        procs = DaskProcesses(tmp_path)
-        try:
-            yield procs
-        finally:
-            procs.close()
-
-
 @pytest.fixture(scope="module")
 def class_and_local(tmp_path_factory):
     """A class of six and its grades from the local path (the reference every cluster

@@ -3,12 +3,12 @@ written with a leading ``'`` in grades.csv, canvas.csv and moodle.csv alike; num
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import csv_rows
 
 import grader
 from grader.report import csv_cells, gradebooks
@@ -34,19 +34,14 @@ CELLS = [  # (a student id / name / title as given, the cell a spreadsheet reads
 ]
 
 
-def _rows(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
-
-
 def _grades_pending(path: Path, value: str) -> str:
     gradebooks.write_grades_csv(path, [], ["grid_local_mask"], [], pending=[value])
-    return _rows(path)[1][0]
+    return csv_rows(path)[1][0]
 
 
 def _grades_rejected(path: Path, value: str) -> str:
     gradebooks.write_grades_csv(path, [], ["grid_local_mask"], [{"id": value, "reason": "x"}])
-    return _rows(path)[1][0]
+    return csv_rows(path)[1][0]
 
 
 def _roster(**cells: str) -> Roster:
@@ -58,35 +53,35 @@ def _roster(**cells: str) -> Roster:
 def _canvas_roster_name(path: Path, value: str) -> str:
     gradebooks.write_canvas_csv(path, "Week 3", {"101": "7"}, "10", _roster(Student=value),
                                 [Person("101")])
-    return _rows(path)[2][0]
+    return csv_rows(path)[2][0]
 
 
 def _canvas_roster_sis(path: Path, value: str) -> str:
     gradebooks.write_canvas_csv(path, "Week 3", {"cy": "7"}, "10",
                                 _roster(**{"SIS User ID": value}), [Person("cy")])
-    return _rows(path)[2][2]
+    return csv_rows(path)[2][2]
 
 
 def _canvas_download_name(path: Path, value: str) -> str:
     gradebooks.write_canvas_csv(path, "Week 3", {"s1": "7"}, "10", None,
                                 [Person("s1", lms_id="123", lms_name=value)])
-    return _rows(path)[2][0]
+    return csv_rows(path)[2][0]
 
 
 def _canvas_title(path: Path, value: str) -> str:
     gradebooks.write_canvas_csv(path, value, {}, "10", None, [])
-    return _rows(path)[0][-1]
+    return csv_rows(path)[0][-1]
 
 
 def _moodle_id(path: Path, value: str) -> str:
     gradebooks.write_moodle_csv(path, "Week 3", {value: "7"}, None, [Person(value)])
-    return _rows(path)[1][0]
+    return csv_rows(path)[1][0]
 
 
 def _moodle_roster_login(path: Path, value: str) -> str:
     gradebooks.write_moodle_csv(path, "Week 3", {"101": "7"},
                                 _roster(**{"SIS Login ID": value or "x"}), [Person("101")])
-    return _rows(path)[1][0]
+    return csv_rows(path)[1][0]
 
 
 WRITERS: dict[str, Callable[[Path, str], str]] = {

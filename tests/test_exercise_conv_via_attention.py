@@ -4,10 +4,9 @@ figures reproduced by the reference (every declared mistake is checked by
 
 import numpy as np
 import pytest
-from conftest import by_name, edit_source, reference_source
+from conftest import by_name, declared, edit_source, reference_source
 
 from grader import catalog
-from grader.authoring import variants
 from grader.engine.plugin import load_reference
 
 SLUG = "conv_via_attention"
@@ -56,7 +55,7 @@ def test_seed_figures():
 
 
 def test_unstable_softmax_only_fails_at_large_alpha(grade_src):
-    src = variants.load(SLUG).by_name("unstable_softmax").source()
+    src = declared(SLUG, "unstable_softmax")
     tests = by_name(grade_src(SLUG, src))
     failed = {name for name, t in tests.items() if t.status != "passed"}
     assert failed == {"large_alpha_stays_finite"}

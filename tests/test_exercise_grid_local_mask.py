@@ -1,9 +1,7 @@
 """grid_local_mask through the real grader: the reference, and what a learner reads of a named
 mistake (every declared mistake is checked by ``grade pack check --grade``)."""
 
-from conftest import reference_source
-
-from grader.authoring import variants
+from conftest import declared, reference_source
 
 SLUG = "grid_local_mask"
 
@@ -17,7 +15,7 @@ def test_reference_scores_full_marks(grade_src):
 def test_the_half_free_prefix_names_no_border_cause(grade_src):
     """A half-free prefix: the prefix row free, the prefix column forgotten. Every failure names
     the mistake; nothing speaks of edges or borders."""
-    src = variants.load(SLUG).by_name("prefix_column_blocked").source()
+    src = declared(SLUG, "prefix_column_blocked")
     failed = [t for t in grade_src(SLUG, src).tests if not t.passed]
     assert [t.name for t in failed] == ["square_grid_radius_1", "radius_0", "non_square_grid",
                                         "several_prefix_tokens", "radius_covers_grid",

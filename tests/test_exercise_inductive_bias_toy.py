@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from conftest import by_name, edit_source, reference_source
+from conftest import by_name, declared, edit_source, reference_source
 
 from grader import catalog
-from grader.authoring import variants
 from grader.engine.plugin import load_reference
 
 SLUG = "inductive_bias_toy"
@@ -49,7 +48,7 @@ def test_seed_figures():
 def test_wrong_fits_fail_the_measured_error_test(grade_src):
     """Reversed taps predict the slope with the wrong sign: the measured error is far above the
     prediction, and the message says by how much and what the tolerance is."""
-    src = variants.load(SLUG).by_name("taps_reversed").source()
+    src = declared(SLUG, "taps_reversed")
     t = by_name(grade_src(SLUG, src))["measured_errors_track_predictions"]
     assert t.status == "failed"
     assert "shared kernel at N = 60: measured test error" in t.message

@@ -10,10 +10,9 @@ import importlib.util
 
 import numpy as np
 import pytest
-from conftest import by_name, edit_source, reference_source
+from conftest import by_name, declared, edit_source, reference_source
 
 from grader import catalog
-from grader.authoring import variants
 
 SLUG = "positional_attention"
 
@@ -79,7 +78,7 @@ def test_hand_made_association_values():
 
 def test_ties_broken_by_position_spares_rows_without_ties(grade_src):
     """A top-s by argsort is named where rows tie (grade pack check); without ties it is right."""
-    src = variants.load(SLUG).by_name("ties_broken_by_position").source()
+    src = declared(SLUG, "ties_broken_by_position")
     assert by_name(grade_src(SLUG, src))["association_random_logits"].status == "passed"
 
 

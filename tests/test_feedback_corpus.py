@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import importlib
 import re
-from pathlib import Path
 
 import pytest
 
 from grader import catalog
 from grader.authoring import variants
 from grader.authoring.variants import Variant
-from grader.engine.results import SubmissionResult, TestResult
-from grader.engine.runner import Job, grade_each
+from grader.engine.results import TestResult
 
 # The uncatalogued variants of every exercise, declared in solutions/<slug>.variants.toml
 CORPUS: dict[str, tuple[Variant, ...]] = {slug: variants.load(slug).uncatalogued
@@ -44,37 +42,21 @@ GUESSES = ("look at how your code treats", "wrap-around, padding", "a normalisat
 SELF_EXPLAINED = ("not implemented yet", "was not submitted", "not run:")
 
 
-def grade_corpus(root: Path) -> dict[tuple[str, str], list[TestResult]]:
-    """Every variant graded, ``(slug, variant) -> test results``: submission ``i`` holds
-    variant ``i`` of every exercise that has one, all in one session of the engine."""
-    jobs = []
-    for i in range(max(len(v) for v in CORPUS.values())):
-        folder = root / f"submission-{i}"
-        folder.mkdir()
-        files: dict[str, Path | None] = {}
-        for slug, declared in CORPUS.items():
-            if i < len(declared):
-                files[slug] = folder / f"{slug}.py"
-                files[slug].write_text(declared[i].source())
-        jobs.append(Job(files, f"submission-{i}"))
-    outcomes: list[SubmissionResult | Exception] = []
-    grade_each(list(CORPUS), jobs, lambda job, outcome: outcomes.append(outcome))
+def corpus_of(graded_files) -> dict[tuple[str, str], list[TestResult]]:
+    """``(slug, variant) -> test results`` of the uncatalogued variants among ``graded_files``
+    (``authoring.graded.grade_files``'s pairs)."""
     found = {}
-    for i, outcome in enumerate(outcomes):
-        assert isinstance(outcome, SubmissionResult), outcome
-        for ex in outcome.exercises:
-            found[ex.exercise, CORPUS[ex.exercise][i].name] = ex.tests
+    for g, result in graded_files:
+        if g.variant is not None and not g.variant.catalogued:
+            assert not isinstance(result, str), result
+            found[g.slug, g.label] = result.tests
     return found
 
 
 @pytest.fixture(scope="module")
 def graded(graded_pack) -> dict[tuple[str, str], list[TestResult]]:
     """The corpus's results, from the session's grading of the pack (``graded_pack``)."""
-    found = {}
-    for g, result in graded_pack:
-        if g.variant is not None and not g.variant.catalogued:
-            assert not isinstance(result, str), result
-            found[g.slug, g.label] = result.tests
+    found = corpus_of(graded_pack)
     assert set(found) == {(slug, v.name) for slug, vs in CORPUS.items() for v in vs}
     return found
 
@@ -221,9 +203,12 @@ def test_the_corpus_covers_the_kinds_of_failure(graded):
 
 
 if __name__ == "__main__":  # the corpus's feedback, to read: python tests/test_feedback_corpus.py
-    import tempfile
+    from grader.authoring.graded import files_to_grade, grade_files
 
-    for (slug, name), tests in grade_corpus(Path(tempfile.mkdtemp())).items():
+    every = files_to_grade(list(CORPUS))
+    only = {slug: [g for g in found if g.variant is not None and not g.variant.catalogued]
+            for slug, found in every.items()}
+    for (slug, name), tests in corpus_of(grade_files(only)).items():
         print(f"== {slug} / {name}")
         for t in tests:
             if not t.passed:

@@ -3,14 +3,13 @@ or from a Canvas download's user ids; moodle.csv; grades.csv with late and pendi
 
 from __future__ import annotations
 
-import csv
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import edit_source
+from conftest import csv_rows, edit_source
 
 from grader import catalog
 from grader.report import gradebooks
@@ -26,11 +25,6 @@ ROSTER = (
     '"Lee, Cy",103,S-3,cy,Section B,3\r\n'
 )
 ASSIGNMENT = f'title = "Week 3 masks"\nexercises = ["{SLUG}"]\n[points]\n{SLUG} = 10\n'
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +45,7 @@ def with_roster(tmp_path_factory):
 
 
 def test_canvas_csv_from_a_roster_column_by_column(with_roster):
-    rows = _rows(with_roster["out"] / "canvas.csv")
+    rows = csv_rows(with_roster["out"] / "canvas.csv")
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
                        "Week 3 masks"]  # Canvas's identity columns, then one assignment
     assert rows[1] == ["    Points Possible", "", "", "", "", "10"]
@@ -74,7 +68,7 @@ def test_a_submission_without_a_student_is_said_not_dropped(with_roster):
 def test_a_canvas_class_has_names_and_its_absent_student(with_roster):
     """The roster's names reach grades.csv and the class report; a roster student with no
     submission is a row "no submission" in both, as in canvas.csv's empty cell."""
-    rows = _rows(with_roster["out"] / "grades.csv")
+    rows = csv_rows(with_roster["out"] / "grades.csv")
     assert rows[0] == ["id", "name", "total", "max", "grid_local_mask", "late", "status"]
     by_id = {r[0]: r for r in rows[1:]}
     assert by_id["ann"][:3] == ["ann", "Smith, Ann", "10"]
@@ -91,7 +85,7 @@ def test_a_canvas_class_has_names_and_its_absent_student(with_roster):
 
 
 def test_moodle_csv_maps_the_roster_logins(with_roster):
-    rows = _rows(with_roster["out"] / "moodle.csv")
+    rows = csv_rows(with_roster["out"] / "moodle.csv")
     assert rows[0] == ["Username", "ID number", "Week 3 masks"]
     assert rows[1] == ["ann", "S-1", "10"] and rows[3] == ["cy", "S-3", ""]
 
@@ -110,12 +104,12 @@ def test_a_canvas_download_fills_id_and_student_and_marks_late(tmp_path):
                            str(tmp_path / "out"), "--assignment", str(tmp_path / "a.toml"),
                            "-q"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    rows = _rows(tmp_path / "out/canvas.csv")
+    rows = csv_rows(tmp_path / "out/canvas.csv")
     assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
     placed = {r[1]: (r[0], r[5]) for r in rows[2:]}
     assert placed["12345"] == ("smithann", "10") and set(placed) == {"12345", "67890"}
     assert placed["67890"][0] == "jonesbob" and float(placed["67890"][1]) < 10
-    grades = {r[0]: r for r in _rows(tmp_path / "out/grades.csv")}
+    grades = {r[0]: r for r in csv_rows(tmp_path / "out/grades.csv")}
     header = grades.pop("id")
     assert header[-2:] == ["late", "status"]
     late = {sid: r[header.index("late")] for sid, r in grades.items()}
@@ -130,7 +124,7 @@ def test_a_canvas_download_fills_id_and_student_and_marks_late(tmp_path):
 def test_grades_csv_says_which_rows_are_pending(tmp_path):
     path = tmp_path / "grades.csv"
     gradebooks.write_grades_csv(path, [], [SLUG], [], pending=["amy"], late=["amy"])
-    assert _rows(path) == [["id", "total", "max", SLUG, "late", "status"],
+    assert csv_rows(path) == [["id", "total", "max", SLUG, "late", "status"],
                            ["amy", "", "", "", "late", "pending"]]
 
 
@@ -154,10 +148,10 @@ def test_a_hostile_roster_is_written_inert(tmp_path):
     people = [gradebooks.Person("101")]
     gradebooks.write_canvas_csv(tmp_path / "c.csv", "+W", {"101": "-2"}, "10", roster, people)
     gradebooks.write_moodle_csv(tmp_path / "m.csv", "+W", {"101": "-2"}, roster, people)
-    assert _rows(tmp_path / "c.csv")[0][-1] == "'+W"
-    assert _rows(tmp_path / "c.csv")[2] == ['\'=HYPERLINK("http://x","y")', "101", "-1",
+    assert csv_rows(tmp_path / "c.csv")[0][-1] == "'+W"
+    assert csv_rows(tmp_path / "c.csv")[2] == ['\'=HYPERLINK("http://x","y")', "101", "-1",
                                             "'@SUM(A1)", "'=1+1", "-2"]
-    assert _rows(tmp_path / "m.csv")[1] == ["'@SUM(A1)", "-1", "-2"]
+    assert csv_rows(tmp_path / "m.csv")[1] == ["'@SUM(A1)", "-1", "-2"]
 
 
 def test_moodle_csv_holds_only_usernames_moodle_knows():

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import edit_source
+from conftest import csv_rows, edit_source
 
 from grader import catalog
 from grader.bulk.layouts import discover
@@ -63,11 +63,6 @@ def _csv(rows: list[list[str]]) -> str:
     buf = io.StringIO()
     csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\r\n").writerows(rows)
     return buf.getvalue()
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
 
 
 # --- the layout -------------------------------------------------------------------------------
@@ -192,7 +187,7 @@ def moodle_class(tmp_path_factory):
 
 
 def test_the_filled_worksheet_matches_moodle_column_by_column(moodle_class):
-    rows = _rows(moodle_class["out"] / "moodle-worksheet.csv")
+    rows = csv_rows(moodle_class["out"] / "moodle-worksheet.csv")
     assert rows[0] == HEADER  # Moodle's header, in its order, nothing added
     assert len(rows) == 1 + len(SHEET) and all(len(r) == len(HEADER) for r in rows)
     g, f = HEADER.index("Grade"), HEADER.index("Feedback comments")
@@ -219,7 +214,7 @@ def test_the_moodle_class_has_names_no_moodle_csv_and_says_who_is_unknown(moodle
     assert not (out / "moodle.csv").exists() and not (out / "canvas.csv").exists()
     said = "1 submission(s) match no student of the roster and are not in moodle-worksheet.csv"
     assert said in moodle_class["said"]
-    grades = {r[1]: r for r in _rows(out / "grades.csv")}
+    grades = {r[1]: r for r in csv_rows(out / "grades.csv")}
     assert grades.pop("name")[:3] == ["id", "name", "total"]
     assert grades["Alice Smith"][0] == "Alice_Smith_5101"
     assert grades["Bob Jones"][-2] == "late"  # from Moodle's status

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from cli_driver import Session
-from conftest import copy_of_this_project, edit_source, interruptible, reference_variant
+from conftest import copy_of_this_project, csv_rows, edit_source, interruptible, reference_variant
+from test_gradebooks import ASSIGNMENT, ROSTER
 
 from grader import catalog
 from grader.engine.runner import grade
@@ -51,11 +52,6 @@ def _bulk(class_dir: Path, out: Path, *extra: str, env: dict[str, str] | None = 
 def _rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
-
-
-def _csv(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.reader(f))
 
 
 def _until(ready: Callable[[], bool], proc: subprocess.Popen, what: str,
@@ -167,25 +163,7 @@ def test_a_submission_that_ends_3_grading_processes_is_reported_in_the_documente
                              "process died (exit code 7))")
 
 
-@pytest.fixture
-def dask_tls(tmp_path, monkeypatch):
-    """A `dask scheduler` on loopback speaking TLS (tests/test_cluster.py's recipe), to which
-    the test adds `dask worker` processes."""
-    pytest.importorskip("distributed")
-    import dask
-    from test_cluster import DaskProcesses, tls_config
-
-    settings = tls_config(tmp_path)
-    monkeypatch.setenv("DASK_CONFIG", str(tmp_path))
-    with dask.config.set(settings):
-        procs = DaskProcesses(tmp_path)
-        try:
-            yield procs
-        finally:
-            procs.close()
-
-
-def test_a_late_joining_worker_of_another_pack_version_refuses_its_tasks(dask_tls, tmp_path):
+def test_a_late_joining_worker_of_another_pack_version_refuses_its_tasks(dask_procs, tmp_path):
     """docs/cluster.md, "Workers, GPUs, faults": "a worker with another version [...] gets no
     task (a worker that joins later refuses its tasks, which go to the others)". The late
     worker's pack has another reference (every value of the mask inverted): a task it graded
@@ -199,20 +177,20 @@ def test_a_late_joining_worker_of_another_pack_version_refuses_its_tasks(dask_tl
     (other / "solutions" / f"{SLUG}.py").write_text(WRONG)  # another reference
     klass = _class(tmp_path / "class", {f"s{i}": REF for i in range(6)})
     out = tmp_path / "out"
-    good = dask_tls.worker("good")
-    dask_tls.wait_for(1)
+    good = dask_procs.worker("good")
+    dask_procs.wait_for(1)
     grading = subprocess.Popen([GRADE, "bulk", str(klass), "--out", str(out), "--exercises",
-                                SLUG, "-q", "--scheduler", dask_tls.address],
+                                SLUG, "-q", "--scheduler", dask_procs.address],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        with Client(dask_tls.address, timeout=30) as client:
+        with Client(dask_procs.address, timeout=30) as client:
             _until(lambda: any(str(k).startswith("grade-") for keys in
                                client.processing().values() for k in keys),
                    grading, "the run's tasks reached the good worker")
             # the good worker grades nothing until the late one has taken tasks
             os.kill(good.pid, signal.SIGSTOP)
             try:
-                dask_tls.worker("late", env={"PYTHONPATH": str(other)})
+                dask_procs.worker("late", env={"PYTHONPATH": str(other)})
                 client.wait_for_workers(2, timeout=60)
                 late = next(a for a, w in client.scheduler_info()["workers"].items()
                             if w["name"] == "late")
@@ -516,14 +494,6 @@ def test_an_assignments_submission_seconds_bounds_all_its_calls(tmp_path):
 
 # -- docs/teacher.md, "Importing the grades: Canvas and Moodle" -----------------------------
 
-ROSTER = (
-    "Student,ID,SIS User ID,SIS Login ID,Section,Week 2 (4321)\r\n"
-    "    Points Possible,,,,,10\r\n"
-    '"Smith, Ann",101,S-1,ann,Section A,7\r\n'
-    '"Jones, Bob",102,S-2,bob,Section A,\r\n'
-    '"Lee, Cy",103,S-3,cy,Section B,3\r\n'
-)
-ASSIGNMENT = f'title = "Week 3 masks"\nexercises = ["{SLUG}"]\n[points]\n{SLUG} = 10\n'
 
 
 def test_canvas_csv_matches_submissions_by_id_and_by_sis_user_id(tmp_path):
@@ -537,7 +507,7 @@ def test_canvas_csv_matches_submissions_by_id_and_by_sis_user_id(tmp_path):
                 str(tmp_path / "roster.csv"))
     assert run.returncode == 0, run.stderr
     assert "match no student" not in run.stderr
-    rows = _csv(out / "canvas.csv")
+    rows = csv_rows(out / "canvas.csv")
     assert rows[0][-1] == "Week 3 masks"
     score = {r[1]: r[-1] for r in rows[2:]}
     assert score["101"] == "10" and float(score["102"]) < 10 and score["103"] == ""
@@ -555,7 +525,7 @@ def test_moodle_csv_is_written_without_a_roster(tmp_path):
     out = tmp_path / "out"
     run = _bulk(klass, out, "--assignment", str(tmp_path / "a.toml"))
     assert run.returncode == 0, run.stderr
-    rows = _csv(out / "moodle.csv")
+    rows = csv_rows(out / "moodle.csv")
     assert rows[0] == ["Username", "ID number", "Week 3 masks"]
     assert [r[:2] for r in rows[1:]] == [["ann", ""], ["bob", ""]]
     assert float(rows[1][2]) == 10 and float(rows[2][2]) < 10

@@ -17,31 +17,25 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import chromium  # noqa: E402  (tests/chromium.py)
 
 from grader import catalog  # noqa: E402
-from grader.authoring import variants  # noqa: E402
+from grader.authoring import golden, variants  # noqa: E402
 from grader.engine.runner import grade  # noqa: E402
 from grader.report.html import write_report  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 
-# exercise -> the picture's height; the file shown is the declared variant (in
-# solutions/<slug>.variants.toml) that has a `what`: one typical mistake
+# exercise -> the picture's height; the file shown is the typical mistake declared in
+# solutions/<slug>.variants.toml (the variant with a `what`: authoring/golden.shown)
 HEIGHTS = {"grid_local_mask": 1500, "attention_rollout": 1500, "mean_attention_distance": 1400,
            "shift_equivariance": 1700, "conv_via_attention": 1500, "inductive_bias_toy": 1500,
            "shape_bias": 1300, "compute_frontier": 1500, "patch_vit": 1400,
            "positional_attention": 1500}
 
 
-def shown(slug: str) -> variants.Variant:
-    declared = variants.load(slug)
-    for v in (*declared.mistakes, *declared.uncatalogued):
-        if v.what:
-            return v
-    raise SystemExit(f"{slug}: no declared variant has a `what` to show")
-
-
 def make(slug: str, work: Path) -> Path:
-    variant = shown(slug)
-    what = variant.what
+    variant = golden.shown(slug)  # the typical mistake, whose output is also kept as golden
+    if variant is None:
+        raise SystemExit(f"{slug}: no declared variant to show")
+    what = variant.what or variant.name
     try:
         source = variant.source()
     except variants.EditError as e:

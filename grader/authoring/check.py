@@ -349,8 +349,8 @@ def _declared(entry: dict) -> tuple[Path, variants.Declared | None, str]:
     path = variants.path_of(entry["slug"])
     if not path.is_file():
         return path, None, "missing"
-    try:
-        return path, variants.parse(entry["slug"], path.read_text()), ""
+    try:  # parsed once for the three rules that read it (variants.load keeps it)
+        return path, variants.load(entry["slug"]), ""
     except variants.EditError as e:
         return path, None, str(e)
 

@@ -144,20 +144,12 @@ def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
             found.append(Graded(slug, v.name, src, path,
                                 _named(v) if v.catalogued else _uncatalogued(v), v,
                                 golden=v == kept))
-        format_only = set(_entry(slug).get("format_only", ()))
         for family in trivial.FAMILIES:
             found.append(Graded(slug, f"trivial {family}", trivial.trivial_source(
                 reference, ex.functions, family), ex.solution,
-                _scores_nothing(family, format_only)))
+                _scores_nothing(family, set(ex.format_only))))
         out[slug] = found
     return out
-
-
-def _entry(slug: str) -> dict:
-    import tomllib
-
-    entries = tomllib.loads(catalog.INDEX.read_text()).get("exercise", [])
-    return next((e for e in entries if e.get("slug") == slug), {})
 
 
 def grade_sources(sources: dict[str, list[str]]) -> list[dict[str, Any] | str]:

@@ -23,6 +23,10 @@ import numpy as np
 
 from grader import catalog
 from grader.authoring.check import Problem, _line_of
+from grader.engine.check import _run_here
+from grader.engine.compare import compare
+from grader.engine.plugin import load_reference
+from grader.suite import Probes, mistakes_in
 
 RULE = "mistakes-separated"
 
@@ -53,8 +57,6 @@ def _slips(value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    from grader.engine.compare import compare
-
     try:
         return compare(a, b, rtol=1e-9, atol=1e-12).ok
     except Exception:  # noqa: BLE001 - values that cannot be compared are different
@@ -62,8 +64,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _outputs(fn: Callable[..., Any], calls: tuple[tuple[Any, ...], ...]) -> list[Any]:
-    from grader.engine.check import _run_here
-
     out = []
     for args in calls:
         try:
@@ -75,9 +75,6 @@ def _outputs(fn: Callable[..., Any], calls: tuple[tuple[Any, ...], ...]) -> list
 
 def separation_problems(slug: str) -> list[Problem]:
     """Every problem of ``mistakes-separated`` in exercise ``slug``."""
-    from grader.engine.plugin import load_reference
-    from grader.suite import Probes, mistakes_in
-
     suite_path = catalog.get(slug).suite
     module = importlib.import_module(f"grader.suites.test_{slug}")
     reference = load_reference(slug)

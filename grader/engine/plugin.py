@@ -198,8 +198,8 @@ class GradingPlugin:
             self.observer.decided(item, result)
         if self.feedback_level == "graded":
             result = feedback.graded(result, call.excinfo.value if call.excinfo else None)
-        result = self.paragraphs.once(slug_of(item), result)
         slug = slug_of(item)
+        result = self.paragraphs.once(slug, result)
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):
             self._timeouts.setdefault(slug, []).append(exc.seconds)
