@@ -1,6 +1,7 @@
 """A/B, interleaved: the one-exercise slope of two versions of the grader, by hand.
 
     .venv/bin/python bench/bench_ab.py BEFORE [AFTER] [--workers-b K] [--rounds R]
+                                       [--feedback graded]
 
 BEFORE and AFTER are git revisions (AFTER defaults to the work tree as it is); each is
 checked out in a temporary worktree and run with the project's venv (``python -m grader``
@@ -8,7 +9,8 @@ with that worktree first on ``PYTHONPATH``). Every round grades the same referen
 ``grid_local_mask`` class of N = 40 and N = 200 with A, then B, alternately, so that the load
 of the moment falls on both. Printed: per round and as medians, the margin per submission
 (wall seconds between N = 40 and 200 over 160) and the machine's CPU per submission at that
-margin, with the load average.
+margin, with the load average. ``--feedback graded`` grades both at that level (a class in
+two rounds, public then hidden, where the version has them).
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ def _worktree(rev: str, into: Path) -> Path:
     return into
 
 
-def _bulk(tree: Path, class_dir: Path, out: Path, workers: int) -> tuple[float, float]:
+def _bulk(tree: Path, class_dir: Path, out: Path, workers: int,
+          feedback: str = "full") -> tuple[float, float]:
     """(wall seconds, machine CPU seconds) of a cold ``grade bulk`` run with ``tree``'s code."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     argv = [PYTHON, "-m", "grader", "bulk", str(class_dir), "--out", str(out), "--workers",
-            str(workers), "--device", "cpu", "--force", "-q"]
+            str(workers), "--device", "cpu", "--force", "-q", "--feedback", feedback]
     cpu, started = machine_cpu_s(), time.perf_counter()
     done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - started, machine_cpu_s() - cpu
@@ -57,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="pool processes of A (2)")
     parser.add_argument("--workers-b", type=int, help="pool processes of B (as A's)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--feedback", default="full", choices=("full", "graded"),
+                        help="the feedback level both grade at (full)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
         work = Path(tmp)
@@ -68,12 +73,14 @@ def main(argv: list[str] | None = None) -> int:
                 _reference_class(work / f"class-{n}", n, ["grid_local_mask"])
             load = os.getloadavg()[0]
             print(f"A = {args.before} ({workers['A']} workers), B = {args.after or 'work tree'}"
-                  f" ({workers['B']} workers); load average {load:.2f}", flush=True)
+                  f" ({workers['B']} workers), feedback {args.feedback}; load average "
+                  f"{load:.2f}", flush=True)
             figures: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}
             for r in range(args.rounds):
                 for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
                     runs = {n: _bulk(trees[name], work / f"class-{n}",
-                                     work / f"out-{name}-{n}", workers[name])
+                                     work / f"out-{name}-{n}", workers[name],
+                                     args.feedback)
                             for n in (SMALL, LARGE)}
                     margin = (runs[LARGE][0] - runs[SMALL][0]) / (LARGE - SMALL)
                     cpu = (runs[LARGE][1] - runs[SMALL][1]) / (LARGE - SMALL)

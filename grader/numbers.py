@@ -8,12 +8,16 @@
   they are.
 - ``short``: a value on a figure's axis or cell, four significant digits.
 - ``json_number``: a number JSON can hold (non-finite ones as strings), optionally rounded.
+- ``generated``: when a report is written (``SOURCE_DATE_EPOCH`` fixes it).
+- ``seconds``: a duration (``None``, not reported, as nothing).
 - ``percent`` and ``level``: a score's share of its maximum, and the colour band of a bar.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -31,6 +35,22 @@ def exact(x: float | int | None, decimals: int = 6) -> str:
         return ""
     text = f"{round(float(x), decimals):.{decimals}f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
+
+
+def seconds(x: float | None, decimals: int = 2) -> str:
+    """A duration for a person, ``"1.25 s"``; ``None`` (not reported: the graded level) ->
+    ``""``."""
+    return "" if x is None else f"{x:.{decimals}f} s"
+
+
+def generated() -> str:
+    """When a report is written, to the minute, as reports print it. ``SOURCE_DATE_EPOCH``
+    (the reproducible-builds convention: seconds since 1970, UTC) fixes it, so that a class
+    graded twice can be compared byte for byte."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%d %H:%M")
+    return dt.datetime.now().strftime("%Y-%m-%d %H:%M")
 
 
 def value(x: Any) -> str:

@@ -1,6 +1,7 @@
-"""Feedback levels: at ``graded``, a hidden test tells its status, the kind of failure, a
-matched known mistake and the share and magnitude of the error, and nothing a learner could
-rebuild its inputs or expected values from, in any file the grader writes."""
+"""Feedback levels: at ``graded``, a hidden test's entry is built from grader-owned facts only
+(its status, points, failure kind, known mistake, exercise-wide fault and a share band), and
+nothing a learner could rebuild its inputs or expected values from reaches any file the grader
+writes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from conftest import edit_source
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from spy_sources import wrapping
 
 from grader import catalog
 from grader.engine import feedback
@@ -24,7 +28,8 @@ from grader.engine.results import TestResult
 from grader.engine.runner import grade
 from grader.report import class_html, gradescope, junit, terminal
 from grader.report.html import write_report
-from grader.sandbox import faults
+from grader.sandbox import faults, isolation
+from grader.suite import KnownMistake
 
 
 def _hidden(**kw) -> TestResult:
@@ -32,6 +37,7 @@ def _hidden(**kw) -> TestResult:
                 hint="the 32x32 grid",
                 description="n=9, C=1, k=3, alpha=40", output="ARGS (9, 1, 3)",
                 notes=["measured 0.123456"], figures=[{"kind": "heatmap"}],
+                traceback=["f.py, line 9, in f: raise E_9_1_3"],
                 diagnostics={"max_abs_error": 35.795, "max_rel_error": 0.65023,
                              "worst_index": [2, 3], "n_outside": 16, "n_total": 100,
                              "actual_shape": [10, 10]})
@@ -45,53 +51,159 @@ def _failure(kind: str, **cmp) -> GradeFailure:
                         kind=None if comparison else kind or None, exc_type="ValueError")
 
 
-@pytest.mark.parametrize("exc, message", [
-    (_failure("tolerance"), "values out of tolerance: 10-50% of the values; the largest error "
-                            "is about 1e0 relative"),
-    (_failure("values"), "values differ: 10-50% of the values"),
-    (_failure("shape"), "wrong shape"),
-    (_failure("dtype"), "wrong dtype class (bool / int / float / complex)"),
-    (_failure("nan"), "NaN or inf where the expected values are finite: 10-50% of the values"),
-    (_failure("type"), "wrong type: the result is not what the contract asks for"),
-    (GradeFailure("x > 0.79 on key q+1", kind=None), "the result does not have the property "
-                                                     "this test checks"),
+def _at_import(exc: faults.LearnerFault) -> faults.LearnerFault:
+    exc.at_import = True
+    return exc
+
+
+@pytest.mark.parametrize("exc, status, message", [
+    (_failure("tolerance"), "failed", "values out of tolerance: 10-50% of the values"),
+    (_failure("values"), "failed", "values differ: 10-50% of the values"),
+    (_failure("shape"), "failed", "wrong shape"),
+    (_failure("dtype"), "failed", "wrong dtype class (bool / int / float / complex)"),
+    (_failure("nan"), "failed", "NaN or inf where the expected values are finite: 10-50% of "
+                                "the values"),
+    (_failure("type"), "failed", "wrong type: the result is not what the contract asks for"),
+    (GradeFailure("x > 0.79 on key q+1", kind=None), "failed",
+     "the result does not have the property this test checks"),
     (GradeFailure("f(9, 1) should raise ValueError", kind="not_raised",
-                  exc_type="ValueError"), "should raise ValueError, but it did not"),
+                  exc_type="ValueError"), "failed", "should raise ValueError, but it did not"),
     (GradeFailure("f(...) raised KeyError: (9, 1)", kind="wrong_exception",
-                  exc_type="ValueError"), "should raise ValueError, but it raised another "
-                                          "exception"),
-    (faults.LearnerRaised("ValueError", ["ValueError"], "array([0.123456, 9.87654])"),
-     "raised ValueError"),
-    (faults.Crashed(57), "the learner's process ended"),
-    (faults.Crashed(-9, why="out of memory: over the 3 GiB limit"),
-     "the learner's process ended (out of memory: over the 3 GiB limit)"),
-    (faults.BadReturn("the function returned an object of type T_9_1_3"),
+                  exc_type="ValueError"), "failed",
+     "should raise ValueError, but it raised another exception"),
+    (faults.LearnerRaised("RT3_ARGS_4_4_0_1", ["ValueError"], "array([0.123456, 9.87654])"),
+     "error", "raised an exception (its class and message are not shown for a hidden test)"),
+    (faults.DiskFull("OSError", ["OSError"], "[Errno 28] ARGS_4_4", isolation.DISK_BYTES),
+     "error", f"wrote more than {isolation.DISK_BYTES >> 20} MiB to its work folder"),
+    (faults.Crashed(57), "crashed", "the learner's process ended"),
+    (faults.Crashed(-25, why="file size limit", cause=faults.CrashCause.FILE_SIZE), "crashed",
+     "the learner's process ended"),
+    (faults.Crashed(-9, why="out of memory: over the 3 GiB limit",
+                    cause=faults.CrashCause.OUT_OF_MEMORY), "crashed",
+     "the learner's process ended (out of memory)"),
+    (faults.BadReturn("the function returned an object of type T_9_1_3"), "failed",
      "returned a value the grader cannot read (not plain data, or malformed)"),
-    (faults.TimedOut(10), "full message"),
+    (faults.TimedOut(10, message="timed out ARGS 9"), "timeout", "timed out after 10 s"),
+    (faults.TimedOut(900, budget=True), "timeout",
+     "timed out: the submission's time budget of 900 s for all its calls is used up"),
+    (faults.NotRun(2, 10), "not_run", "not run: two calls already timed out after 10 s"),
+    (_at_import(faults.ImportFailed("f.py raised E_9_1 while being imported: 9 1")), "error",
+     "grid_local_mask.py could not be loaded (the exercise's message says why)"),
+    (faults.MissingName("f.py does not define 'ARGS_9'", name="grid_local_mask"), "error",
+     "grid_local_mask.py does not define 'grid_local_mask'"),
+    (faults.NotImplementedYet("not implemented ARGS 9"), "failed",
+     "not implemented yet (the function raises NotImplementedError)"),
+    (RuntimeError("suite bug on ARGS_9"), "error", "grader error (not your fault)"),
 ], ids=["tolerance", "values", "shape", "dtype", "nan", "type", "property", "not_raised",
-        "wrong_exception", "raised", "exit_code", "out_of_memory", "bad_return", "timeout"])
-def test_a_hidden_failure_at_the_graded_level(exc, message):
-    shown = feedback.graded(_hidden(), exc)
+        "wrong_exception", "raised", "disk_full", "exit_code", "signal", "out_of_memory",
+        "bad_return", "timeout", "budget", "not_run", "unloadable", "missing_name",
+        "not_implemented", "grader_error"])
+def test_a_hidden_failure_at_the_graded_level(exc, status, message):
+    shown = feedback.graded(_hidden(status=status), exc, "grid_local_mask")
     assert shown.message == message
     assert shown.description == "" and shown.output == "" and shown.notes == []
-    assert shown.hint == ""
-    assert shown.figures == [] and shown.diagnostics is None
+    assert shown.hint == "" and shown.traceback == [] and shown.duration_s is None
+    assert shown.figures == [] and shown.diagnostics is None and shown.values is None
 
 
-def test_the_magnitude_is_absolute_only_where_relative_is_undefined():
-    shown = feedback.graded(_hidden(diagnostics={"max_abs_error": 3.2e-3, "max_rel_error":
-                                                 math.inf, "n_outside": 1, "n_total": 1}),
-                            _failure("tolerance"))
-    assert shown.message == "values out of tolerance; the largest error is about 1e-2 absolute"
+def test_the_disk_sentence_states_the_sandboxs_own_limit():
+    assert feedback._DISK_MIB == isolation.DISK_BYTES >> 20
 
 
 def test_public_tests_and_known_mistakes():
-    public = _hidden(visibility="public")
-    assert feedback.graded(public, _failure("tolerance")).message == "full message"
-    named = feedback.graded(_hidden(mistake="m", mistake_message="Your window is a diamond."),
-                            _failure("values"))
+    public = _hidden(visibility="public", duration_s=1.5)
+    shown = feedback.graded(public, _failure("tolerance"), "f")
+    assert shown.message == "full message" and shown.duration_s is None
+    mistake = KnownMistake("f", "diamond", "Your window is a diamond.", lambda: None)
+    exc = GradeFailure("full", Comparison(False, "reason", kind="values"), mistake)
+    named = feedback.graded(_hidden(mistake="diamond", kind="known_mistake"), exc, "f")
     assert named.message == "values differ: 10-50% of the values. Your window is a diamond."
     assert named.reason == "values differ: 10-50% of the values"
+    assert named.mistake == "diamond" and named.kind == "known_mistake"
+
+
+# -- noninterference, unit level: a graded hidden entry is the same whatever the learner's text,
+# numbers and the grader's own measurements, given the same allowed facts ----------------------
+
+TEXT = st.text(min_size=0, max_size=30)
+NUMBER = st.floats(allow_nan=True, allow_infinity=True)
+COUNT = st.integers(min_value=0, max_value=10**7)
+
+
+@st.composite
+def learner_world(draw) -> dict:
+    """Everything a learner (or the grader's measurement of its output) can vary."""
+    return {"text": draw(TEXT), "name": draw(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}",
+                                                            fullmatch=True)),
+            "number": draw(NUMBER), "count": draw(COUNT), "code": draw(st.integers(-64, 255)),
+            "lines": draw(st.lists(TEXT, max_size=3))}
+
+
+def _exc(family: str, w: dict, facts: dict) -> BaseException:
+    """An exception of ``family`` carrying the learner's world ``w`` wherever it can."""
+    t, n = w["text"], w["name"]
+    kw = {"output": t, "traceback": w["lines"]}
+    if family == "raised":
+        return faults.LearnerRaised(n, [n, "Exception"], t, **kw)
+    if family == "disk_full":
+        return faults.DiskFull(n, ["OSError"], t, w["count"], **kw)
+    if family == "unloadable":
+        return _at_import(faults.ImportFailed(t, **kw))
+    if family == "missing":
+        return faults.MissingName(t, name=facts["missing"], **kw)
+    if family == "timeout":
+        return faults.TimedOut(facts["seconds"], message=t, **kw)
+    if family == "crashed":
+        return faults.Crashed(w["code"], why=t, cause=facts["cause"], **kw)
+    if family == "bad_return":
+        return faults.BadReturn(t, **kw)
+    if family == "grader_error":
+        return RuntimeError(t)
+    cmp = Comparison(False, t, hidden_reason=t, kind=facts["compared"],
+                     max_abs_error=w["number"], max_rel_error=w["number"], n_outside=w["count"],
+                     n_total=w["count"] + 1)
+    return GradeFailure(t, cmp, facts["mistake"], hidden_message=t, kind=facts["compared"],
+                        exc_type="ValueError", what=t)
+
+
+FAMILIES = ("raised", "disk_full", "unloadable", "missing", "timeout", "crashed", "bad_return",
+            "grader_error", "compared")
+STATUS = {"raised": "error", "disk_full": "error", "unloadable": "error", "missing": "error",
+          "timeout": "timeout", "crashed": "crashed", "bad_return": "failed",
+          "grader_error": "error", "compared": "failed"}
+
+
+@settings(max_examples=300, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(family=st.sampled_from(FAMILIES), w1=learner_world(), w2=learner_world(),
+       kind=st.sampled_from(sorted(feedback.KINDS) + ["made up by a learner", None]),
+       compared=st.sampled_from(["values", "tolerance", "shape", "nan", "dtype", "rule"]),
+       band=st.sampled_from([(1, 1000), (5, 100), (30, 100), (90, 100), (0, 0)]),
+       cause=st.sampled_from([None, *faults.CrashCause]), timeout=st.sampled_from([2.0, 10.0]),
+       mistaken=st.booleans())
+def test_a_graded_entry_is_a_function_of_its_facts_only(family, w1, w2, kind, compared, band,
+                                                       cause, timeout, mistaken):
+    mistake = KnownMistake("f", "diamond", "Your window is a diamond.", lambda: None) \
+        if mistaken and family == "compared" else None
+    facts = {"missing": "grid_local_mask", "seconds": timeout, "cause": cause,
+             "compared": compared, "mistake": mistake}
+    shown = []
+    for w in (w1, w2):
+        result = TestResult(
+            name="radius_0", status=STATUS[family], score=0.0, max_score=2.0, message=w["text"],
+            hint=w["text"], mistake=mistake.name if mistake else None,
+            mistake_message=mistake.message if mistake else "", duration_s=abs(w["number"])
+            if math.isfinite(w["number"]) else 1.0, description=w["text"],
+            diagnostics={"n_outside": band[0], "n_total": band[1], "max_abs_error": w["number"],
+                         "max_rel_error": w["number"], "actual_shape": [w["count"]]},
+            output=w["text"], traceback=w["lines"], notes=w["lines"], kind=kind,
+            kind_hint=w["text"] + str(w["count"]), fault="missing_name"
+            if family == "missing" else "unloadable" if family == "unloadable" else None,
+            inputs=w["lines"], values={"expected": w["text"], "actual": w["text"]},
+            figures=[{"type": "line", "title": w["text"]}])
+        graded = feedback.graded(result, _exc(family, w, facts), "grid_local_mask")
+        shown.append(json.dumps(graded.__dict__, sort_keys=True, default=str))
+    assert shown[0] == shown[1]
 
 
 # -- the leak test: every hidden test of every exercise, every file written -------------------
@@ -126,14 +238,6 @@ def _spy(fn):
         return _perturb(fn(*args, **kwargs))
     return wrapped
 
-
-for _name in {names!r}:
-    _target = globals()[_name]
-    if isinstance(_target, type):
-        if hasattr(_target, "forward"):
-            _target.forward = _spy(_target.forward)
-    else:
-        globals()[_name] = _spy(_target)
 '''
 
 
@@ -196,7 +300,7 @@ def graded_run(tmp_path_factory):
     files = {}
     for slug, ex in catalog.load().items():
         files[slug] = base / f"{slug}.py"
-        files[slug].write_text(ex.solution.read_text() + WRAP.format(names=ex.functions))
+        files[slug].write_text(ex.solution.read_text() + WRAP + wrapping(ex.functions))
     pending: list[tuple] = []
     seen: dict[str, set[str]] = {"hidden": set(), "public": set(), "learner": set()}
     sizes: dict[str, set[str]] = {"hidden": set(), "public": set()}

@@ -234,3 +234,46 @@ def test_the_bounds_follow_the_expected_value_within_ceilings():
     assert large.blob_bytes == reply.BLOB_BYTES and large.values == 8 * reply.VALUES
     assert large.header_bytes == protocol.MAX_HEADER_BYTES
     assert reply.limits(list(range(10_000))) == reply.LIMITS  # too long to measure: fixed
+
+
+class _Clock:
+    """A fake ``time`` for the protocol module: ``monotonic`` moves ``step`` seconds at every
+    look, so a deadline passes after a known number of looks, whatever the machine's load."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_the_grading_process_time_on_a_reply_counts_against_the_calls_limit(monkeypatch):
+    """Decoding a reply is bounded by the call's deadline: a value of many lists whose
+    decoding outlasts what is left of the limit ends as a timed-out call (``ReadTimeout``,
+    which ``WorkerProcess.request`` turns into the learner's ``TimedOut``), never as a
+    call that took the grader twice its limit; the same value decodes within a deadline that
+    leaves room for it."""
+    head = {"ok": True, "value": [[] for _ in range(20_000)], "blobs": []}
+    clock = _Clock(step=1.0)
+    monkeypatch.setattr(protocol, "time", clock)
+    with pytest.raises(protocol.ReadTimeout):  # passed before the value was looked at
+        reply.read(head, [], op="call", deadline=0.5)
+    clock.now = 0.0
+    with pytest.raises(protocol.ReadTimeout):  # passes midway: ~20 looks at the clock
+        reply.read(head, [], op="call", deadline=10.0)
+    clock.now = 0.0
+    assert len(reply.read(head, [], op="call", deadline=100.0).value) == 20_000
+
+
+def test_a_reply_decoded_past_its_deadline_is_the_learners_timed_out_call(tmp_path,
+                                                                          monkeypatch):
+    from grader.sandbox.process import WorkerProcess
+
+    (tmp_path / "m.py").write_text("def f():\n    return [[] for _ in range(50_000)]\n")
+    real = reply.read
+    monkeypatch.setattr(reply, "read", lambda head, blobs, *, op, deadline=None:
+                        real(head, blobs, op=op, deadline=-1.0 if op == "call" else deadline))
+    with WorkerProcess({"m": tmp_path / "m.py"}) as worker:
+        with pytest.raises(faults.TimedOut):
+            worker.request("call", module="m", func="f", timeout=5.0)

@@ -115,6 +115,20 @@ def _thread_and_fork():
     return subprocess.run(["/bin/sh", "-c", "echo hi"], capture_output=True).stdout.decode()
 
 
+def _record_locks():
+    """Each fcntl record-lock command on a library every worker may read (a channel between
+    workers: one holds a lock on a byte range, another tests it)."""
+    found = {}
+    lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 7, 1, 0)  # struct flock: bytes 7 to 8
+    fd = os.open(os.__file__, os.O_RDONLY)
+    for name, cmd in (("F_GETLK", 5), ("F_SETLK", 6), ("F_SETLKW", 7), ("F_OFD_GETLK", 36),
+                      ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38)):
+        found[f"fcntl_{name}"] = _py(lambda cmd=cmd: fcntl.fcntl(fd, cmd, lock))
+    found["lockf"] = _py(lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 3))
+    os.close(fd)
+    return found
+
+
 def probe():
     r, w = os.pipe()
     found = {
@@ -156,6 +170,8 @@ def probe():
         "fcntl_setlease": _py(lambda: fcntl.fcntl(r, 1024, fcntl.F_RDLCK)),
         "fcntl_notify": _py(lambda: fcntl.fcntl(r, 1026, 0)),
         "fcntl_getfl": _py(lambda: fcntl.fcntl(r, fcntl.F_GETFL)),
+        **_record_locks(),
+        "read_meminfo": _py(lambda: open("/proc/meminfo").read()),
         "chmod": _py(lambda: os.chmod(sys.executable, 0o755)),
         "fadvise_dontneed": _fadvise(os.POSIX_FADV_DONTNEED),
         "fadvise_sequential": _fadvise(os.POSIX_FADV_SEQUENTIAL),
@@ -178,7 +194,9 @@ EXPECTED = {
     "nice_up": "ok", "nice_down": "EPERM", "renice_user": "EPERM", "prlimit_other": "EPERM",
     "preadv2": "ok", "preadv2_nowait": "EPERM", "prctl_set_dumpable": "EPERM",
     "prctl_set_name": "ok", "fcntl_setlease": "EPERM", "fcntl_notify": "EPERM",
-    "fcntl_getfl": "ok", "chmod": "EPERM", "fadvise_dontneed": "EPERM",
+    "fcntl_getfl": "ok", **{f"fcntl_{name}": "EPERM" for name in (
+        "F_GETLK", "F_SETLK", "F_SETLKW", "F_OFD_GETLK", "F_OFD_SETLK", "F_OFD_SETLKW")},
+    "lockf": "EPERM", "read_meminfo": "EACCES", "chmod": "EPERM", "fadvise_dontneed": "EPERM",
     "fadvise_sequential": "ok", "shmget": "EPERM", "personality": "ENOSYS",
     "threads_and_subprocess": "hi\n",
 }

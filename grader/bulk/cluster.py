@@ -30,6 +30,7 @@ from typing import Any
 from grader import catalog
 from grader.engine.policy import Policy
 from grader.engine.results import from_dict
+from grader.engine.runner import Phase
 
 from .layouts import Submission
 from .serve import MAX_DEATHS
@@ -123,25 +124,32 @@ def check_address(scheduler: str, *, allow_insecure: bool = False) -> str | None
 
 def _local_cluster(n: int) -> Any:
     """N worker processes on this machine, speaking TLS with credentials made for this run
-    only, every port (scheduler, nannies, workers) on loopback, no dashboard."""
-    from distributed import LocalCluster
+    only, every port (scheduler, nannies, workers) on loopback, and no HTTP server at all: no
+    dashboard, no health, metrics or information pages (``cluster_worker.QuietScheduler``)."""
+    from distributed import Nanny, SpecCluster
     from distributed.security import Security
+    from distributed.worker_memory import parse_memory_limit
+
+    from .cluster_worker import QuietScheduler, QuietWorker
 
     try:
         security = Security.temporary()
     except ImportError:
         raise ClusterError("--scheduler local:N needs the cryptography package for its "
                            "temporary TLS credentials: pip install '.[cluster]'") from None
+    # what LocalCluster would start, with servers that open no HTTP port
+    common = {"host": LOOPBACK, "protocol": "tls://", "security": security,
+              "dashboard": False, "dashboard_address": None}
+    scheduler = {"cls": QuietScheduler, "options": {**common, "port": 0}}
+    worker = {"cls": Nanny, "options": {
+        **common, "nthreads": 1, "worker_class": QuietWorker, "silence_logs": logging.ERROR,
+        "memory_limit": parse_memory_limit("auto", 1, n, logger=logging.getLogger(__name__))}}
     # the worker processes ignore Ctrl-C (a disposition they inherit): the client
     # stops them, without a traceback from each
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                            host=LOOPBACK, protocol="tls://", security=security,
-                            dashboard_address=None, worker_dashboard_address=None,
-                            # no dashboard; its health and metrics pages on loopback too
-                            scheduler_kwargs={"dashboard_address": f"{LOOPBACK}:0"},
-                            silence_logs=logging.ERROR)
+        return SpecCluster(scheduler=scheduler, workers={i: worker for i in range(n)},
+                           worker=worker, security=security, silence_logs=logging.ERROR)
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -257,10 +265,13 @@ def task_options(cluster: Cluster, device: str, exercises: list[str]) -> dict[st
 
 
 def run(cluster: Cluster, todo: list[tuple[Submission, str]], *, exercises: list[str],
-        device: str, budget_s: float, policy: Policy,
+        device: str, budget_s: float, policy: Policy, phase: Phase = Phase.WHOLE,
+        earlier: dict[str, dict[str, Any]] | None = None,
         ) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
-    """Grade ``todo`` (``(submission, cache key)``); yield ``(id, results data, error,
-    processes it ended)`` as each finishes. Interrupting the iteration cancels what is left."""
+    """Grade one round (``phase``, ``bulk/runner.py``) of ``todo`` (``(submission, cache
+    key)``; a hidden round's ``earlier`` holds each one's public handover data); yield ``(id,
+    data, error, processes it ended)`` as each finishes, ``data`` a result's, or a public
+    round's handover. Interrupting the iteration cancels what is left."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
@@ -273,11 +284,13 @@ def run(cluster: Cluster, todo: list[tuple[Submission, str]], *, exercises: list
     refusals: dict[str, int] = {}
 
     def submit(sub: Submission, key: str) -> Any:
-        task = {**settings, "id": sub.id, "files": {
+        task = {**settings, "id": sub.id, "phase": phase.value,
+                "handover": (earlier or {}).get(sub.id), "files": {
             s: (sub.files[s].read_bytes() if s in sub.files else None) for s in exercises}}
         attempt = refusals.get(sub.id, 0)
         return cluster.client.submit(
-            grade_task, task, key=f"grade-{_digest(sub.id, key)}-{attempt}", pure=False,
+            grade_task, task, key=f"grade-{phase.value}-{_digest(sub.id, key)}-{attempt}",
+            pure=False,
             retries=MAX_DEATHS - 1, **task_options(cluster, device, exercises))
 
     futures = {}
@@ -317,7 +330,7 @@ def run(cluster: Cluster, todo: list[tuple[Submission, str]], *, exercises: list
             if "error" in answer:
                 yield sub.id, None, str(answer["error"]), 0
                 continue
-            yield sub.id, answer["result"], None, 0
+            yield sub.id, answer["handover" if phase is Phase.PUBLIC else "result"], None, 0
     finally:
         if futures:
             cluster.client.cancel(list(futures))

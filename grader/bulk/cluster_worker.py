@@ -26,9 +26,28 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from distributed import WorkerPlugin, get_worker
+from distributed import Scheduler, Worker, WorkerPlugin, get_worker
 
 PLUGIN_NAME = "vit-grader"
+
+
+class _NoHttp:
+    """A Dask server that serves nothing over HTTP: Dask starts one HTTP server per scheduler
+    and per worker even without a dashboard (health, metrics and, on a scheduler, information
+    pages: its address, the workers, running tasks' keys and call stacks, its log), which
+    answers whoever can reach its port, without authentication. No port is opened for it."""
+
+    def start_http_server(self, routes: Any, dashboard_address: Any, default_port: int = 0,
+                          ssl_options: Any = None) -> None:
+        return None
+
+
+class QuietScheduler(_NoHttp, Scheduler):
+    """The scheduler of ``--scheduler local:N``: no HTTP server (``_NoHttp``)."""
+
+
+class QuietWorker(_NoHttp, Worker):
+    """A worker of ``--scheduler local:N`` (started by its nanny): no HTTP server."""
 
 
 def refusal(hello: dict[str, Any], pack: str) -> str | None:
@@ -147,7 +166,9 @@ class GradingPlugin(WorkerPlugin):
                         files[slug] = str(folder / f"{slug}.py")
                 answer = proc.grade((tuple(task["exercises"]), task["device"]),
                                     {"id": task["id"], "files": files,
-                                     "budget_s": task["budget_s"], "policy": task["policy"]})
+                                     "budget_s": task["budget_s"], "policy": task["policy"],
+                                     "phase": task.get("phase", "whole"),
+                                     "handover": task.get("handover")})
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             if answer is None:

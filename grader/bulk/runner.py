@@ -4,6 +4,13 @@ Each submission's result is cached in ``OUT/<id>/results.json`` under a key made
 contents, the pack version (suites, references, tolerances, engine) and the run's settings; a
 submission whose key matches is not graded again. Every file is written atomically, so a run
 killed at any point leaves complete reports or none, and the next run resumes.
+
+Below ``full`` feedback a class is graded in two rounds (``phases``): every submission's
+public tests first, then, once the last public round has ended and its answer been taken,
+every submission's hidden tests, each in a fresh learner worker (``engine.runner.Phase``). No
+hidden input of the run exists while any public test runs, so nothing a public test shows
+(what it printed, what it returned) can carry one, whatever channel the kernel offers
+between workers. At ``full`` each submission is one job, public tests first.
 """
 
 from __future__ import annotations
@@ -25,15 +32,25 @@ from typing import Any
 from grader import catalog
 from grader.engine.policy import Policy
 from grader.engine.results import SubmissionResult, from_dict
+from grader.engine.runner import Handover, Phase
 from grader.files import make_dir
 
 from .layouts import Submission
 from .serve import MAX_DEATHS
 
 CACHE_KEY = "cache_key"
-# What grading one submission came to: (id, its result or None, why grading failed or None,
-# grading processes it ended)
-Answer = tuple[str, SubmissionResult | None, str | None, int]
+# What one round of grading a submission came to: (id, its data (a result's, or a public
+# round's handover) or None, why grading failed or None, grading processes it ended)
+Answer = tuple[str, dict[str, Any] | None, str | None, int]
+# A job as a grading process is sent it: (id, slug -> file or None, cache key, phase, the
+# public round's handover data for a hidden round)
+JobMessage = tuple[str, dict[str, str | None], str, str, dict[str, Any] | None]
+
+
+def phases(policy: Policy | None) -> tuple[Phase, ...]:
+    """The rounds a class is graded in under ``policy`` (see the module's docstring)."""
+    return (Phase.WHOLE,) if (policy or Policy()).feedback == "full" else \
+        (Phase.PUBLIC, Phase.HIDDEN)
 
 
 @dataclass
@@ -106,9 +123,14 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
                 return
             if msg is None:
                 return
-            sub_id, files, keys[sub_id] = msg
+            sub_id, files, keys[sub_id], phase, earlier = msg
+            try:
+                handover = Handover.from_dict(earlier) if earlier is not None else None
+            except ValueError as exc:
+                send((sub_id, None, str(exc)))
+                continue
             yield Job({s: Path(p) if p else None for s, p in files.items()}, sub_id, device,
-                      budget_s, policy=policy)
+                      budget_s, policy=policy, phase=Phase(phase), handover=handover)
 
     def send(answer: tuple) -> None:
         try:
@@ -116,10 +138,13 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
         except OSError:  # the parent is gone: the next recv ends this process
             pass
 
-    def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
+    def deliver(job: Job, outcome: SubmissionResult | Handover | Exception) -> None:
         sub_id, key = job.submission, keys.pop(job.submission)
         if isinstance(outcome, Exception):
             send((sub_id, None, f"{type(outcome).__name__}: {outcome}"))
+            return
+        if isinstance(outcome, Handover):  # a public round: its hidden round completes it
+            send((sub_id, outcome.to_dict(), None))
             return
         data = {**outcome.to_dict(), CACHE_KEY: key}
         try:
@@ -135,9 +160,12 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
               workers: int, force: bool, budget_s: float = 900.0,
               policy: Policy | None = None, cluster: Any = None,
-              on_done: Callable[[str, bool], None] | None = None) -> BulkOutcome:
+              on_done: Callable[[str, int], None] | None = None) -> BulkOutcome:
     """Grade ``subs`` (cache first, then a process pool, or the Dask ``cluster`` of
-    ``cluster.connect``); results come back sorted by id."""
+    ``cluster.connect``), in the rounds of ``phases(policy)``; results come back sorted by
+    id. ``on_done(id, n)``: ``n`` more of the submission's rounds are done (cached: all)."""
+    policy = policy or Policy()
+    rounds = phases(policy)
     outcome = BulkOutcome()
     by_id: dict[str, SubmissionResult] = {}
     todo: list[tuple[Submission, str]] = []
@@ -148,30 +176,46 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
             by_id[sub.id] = from_dict(hit)
             outcome.cached += 1
             if on_done:
-                on_done(sub.id, True)
+                on_done(sub.id, len(rounds))
         else:
             todo.append((sub, key))
 
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    pool = None if cluster is not None or not todo else \
+        _Pool(min(workers, len(todo)), (exercises, device, str(out), budget_s, policy))
+    earlier: dict[str, dict[str, Any]] = {}  # id -> its public round's handover data
     try:
-        answers = _on_cluster(cluster, todo, out, exercises, device, budget_s,
-                              policy or Policy()) if cluster is not None else \
-            _Pool(min(workers, len(todo)),
-                  (exercises, device, str(out), budget_s, policy or Policy())).run(
-                [(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
-                           for s in exercises}, key) for sub, key in todo])
-        for sub_id, result, error, ended in answers:
-            if error is not None and ended > 0:
-                # a reason, as a rejected submission's: the writers say "not graded: " first
-                outcome.ended.append((sub_id, f"it ended {ended} grading processes (the "
-                                              f"last: {error})"))
-            elif error is not None:
-                outcome.failures.append((sub_id, error))
+        for phase in rounds:
+            jobs = [(sub, key) for sub, key in todo if phase is not Phase.HIDDEN or
+                    sub.id in earlier]
+            if cluster is not None:
+                answers = _on_cluster(cluster, jobs, out, exercises, device, budget_s, policy,
+                                      phase, earlier)
             else:
-                by_id[sub_id] = result
-                outcome.graded += 1
-            if on_done:
-                on_done(sub_id, False)
+                answers = pool.run([(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
+                                              for s in exercises}, key, phase.value,
+                                     earlier.get(sub.id)) for sub, key in jobs]) if jobs else ()
+            # every answer of a round is taken before the next round's first job is sent
+            for sub_id, data, error, ended in answers:
+                result = None
+                if error is None and phase is Phase.PUBLIC:
+                    earlier[sub_id] = data
+                elif error is None:
+                    try:
+                        result = from_dict(data)
+                    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                        error = f"{type(exc).__name__}: {exc}"
+                if error is not None and ended > 0:
+                    # a reason, as a rejected submission's: the writers say "not graded: "
+                    outcome.ended.append((sub_id, f"it ended {ended} grading processes (the "
+                                                  f"last: {error})"))
+                elif error is not None:
+                    outcome.failures.append((sub_id, error))
+                elif result is not None:
+                    by_id[sub_id] = result
+                    outcome.graded += 1
+                if on_done:  # a failed public round ends the submission's rounds
+                    on_done(sub_id, len(rounds) - rounds.index(phase) if error else 1)
     except KeyboardInterrupt:
         outcome.interrupted = True
         # a pool process killed while writing leaves its temporary file: the reports stay
@@ -179,29 +223,31 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         for tmp in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:
             tmp.unlink(missing_ok=True)
     finally:
+        if pool is not None:
+            pool.close()
         signal.signal(signal.SIGTERM, previous_term)
     outcome.results = [by_id[k] for k in sorted(by_id)]
     return outcome
 
 
 def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
-                exercises: list[str], device: str, budget_s: float,
-                policy: Policy) -> Iterator[Answer]:
-    """The cluster's answers, each written here as the pool processes write theirs."""
+                exercises: list[str], device: str, budget_s: float, policy: Policy,
+                phase: Phase, earlier: dict[str, dict[str, Any]]) -> Iterator[Answer]:
+    """The cluster's answers to one round, each result written here as the pool processes
+    write theirs."""
     from . import cluster as dask_cluster
 
     keys = {sub.id: key for sub, key in todo}
     for sub_id, data, error, ended in dask_cluster.run(
             cluster, todo, exercises=exercises, device=device, budget_s=budget_s,
-            policy=policy):
-        result = None
-        if data is not None:
+            policy=policy, phase=phase, earlier=earlier):
+        if data is not None and phase is not Phase.PUBLIC:
             try:
-                result = dask_cluster.decode(data)
-                _write_folder(result, out / sub_id, keys[sub_id])
+                _write_folder(dask_cluster.decode(data), out / sub_id, keys[sub_id])
+                data = {**data, CACHE_KEY: keys[sub_id]}
             except (ValueError, OSError) as exc:
-                result, error = None, f"{type(exc).__name__}: {exc}"
-        yield sub_id, result, error, ended
+                data, error = None, f"{type(exc).__name__}: {exc}"
+        yield sub_id, data, error, ended
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -212,7 +258,7 @@ class _Pool:
     """``size`` pool processes (forked, each running ``_serve``), one submission in flight
     each; a process that dies is replaced and its submission reported as failed."""
 
-    def __init__(self, size: int, settings: tuple) -> None:
+    def __init__(self, size: int, settings: tuple[Any, ...]) -> None:
         self.size, self.settings = max(1, size), settings
         self._ctx = multiprocessing.get_context("fork")
         self._procs: dict[Connection, tuple[BaseProcess, str | None]] = {}
@@ -226,16 +272,19 @@ class _Pool:
         self._procs[mine] = (proc, None)
         return mine
 
-    def run(self, jobs: list[tuple]) -> Iterator[Answer]:
-        """Grade ``jobs`` (``(id, files, key)``); yield ``(id, result, error, processes it
-        ended)`` as they end. A submission whose process dies is graded again by a fresh one,
-        up to ``MAX_DEATHS`` processes."""
+    def run(self, jobs: list[JobMessage]) -> Iterator[Answer]:
+        """Grade ``jobs``; yield ``(id, data, error, processes it ended)`` as they end. A
+        submission whose process dies is graded again by a fresh one, up to ``MAX_DEATHS``
+        processes. The processes stay for the next round (``close`` ends them); a round
+        interrupted ends them at once."""
         queue = list(reversed(jobs))
         self._jobs = {job[0]: job for job in jobs}
         self._deaths: dict[str, int] = {}
-        try:
+        if not self._procs:
             for _ in range(min(self.size, len(jobs))):
                 self._spawn()
+        finished = False
+        try:
             while queue or any(sub for _, sub in self._procs.values()):
                 for conn, (proc, sub) in list(self._procs.items()):
                     if sub is None and queue:
@@ -258,9 +307,11 @@ class _Pool:
                     if data is None and 0 < deaths < MAX_DEATHS:
                         queue.append(self._jobs[sub_id])  # once more, on a fresh process
                         continue
-                    yield sub_id, from_dict(data) if data is not None else None, error, deaths
+                    yield sub_id, data, error, deaths
+            finished = True
         finally:
-            self._stop()
+            if not finished:
+                self.close()
 
     def _answer(self, conn: Connection) -> tuple[str, dict[str, Any] | None, str | None]:
         proc, sub = self._procs[conn]
@@ -279,7 +330,7 @@ class _Pool:
         conn.close()
         self._spawn()
 
-    def _stop(self) -> None:
+    def close(self) -> None:
         """Ask each idle process to end; end the busy ones (interrupted) now."""
         for conn, (proc, sub) in self._procs.items():
             try:

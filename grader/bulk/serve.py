@@ -10,8 +10,11 @@ Two front ends drive the same loop (``grade_stream``):
 
 The JSON conversation (``main``): the process first writes a hello line ``{"pack",
 "missing"}``, reads a session line ``{"exercises", "device"}``, then answers each request line
-``{"id", "files", "budget_s", "policy"}`` with ``{"id", "result"}`` (the result model's plain
-data) or ``{"id", "error"}`` (grading itself failed). End of input ends it.
+``{"id", "files", "budget_s", "policy", "phase", "handover"}`` (a round of ``bulk/runner.py``:
+``phase`` ``whole``, ``public`` or ``hidden``, a hidden round with its public round's
+``handover``) with ``{"id", "result"}`` (the result model's plain data), ``{"id",
+"handover"}`` (a public round's) or ``{"id", "error"}`` (grading itself failed). End of input
+ends it.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def main() -> None:
     stdout, which pytest's capture replaces while the session runs."""
     import tempfile
 
-    from grader.engine.runner import Job
+    from grader.engine.runner import Handover, Job, Phase
     from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -120,13 +123,18 @@ def main() -> None:
     def jobs() -> Iterator[Job]:
         for line in requests:
             msg = json.loads(line)
+            earlier = msg.get("handover")
             yield Job({s: Path(p) if p else None for s, p in msg["files"].items()}, msg["id"],
                       session["device"], float(msg["budget_s"]),
-                      policy=Policy.from_dict(msg["policy"]))
+                      policy=Policy.from_dict(msg["policy"]),
+                      phase=Phase(msg.get("phase", "whole")),
+                      handover=Handover.from_dict(earlier) if earlier is not None else None)
 
-    def deliver(job: Job, outcome: SubmissionResult | Exception) -> None:
+    def deliver(job: Job, outcome: SubmissionResult | Handover | Exception) -> None:
         if isinstance(outcome, Exception):
             send({"id": job.submission, "error": f"{type(outcome).__name__}: {outcome}"})
+        elif isinstance(outcome, Handover):
+            send({"id": job.submission, "handover": outcome.to_dict()})
         else:
             send({"id": job.submission, "result": outcome.to_dict()})
 

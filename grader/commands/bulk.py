@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from grader import numbers
 from grader.engine.policy import Policy
 from grader.files import defer_sync, make_dir, sync_tree
 
@@ -176,7 +177,6 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     graded (whatever its score), 3 when grading itself failed for some, 130 when interrupted.
     """
     import contextlib
-    import datetime as dt
     import tempfile
 
     from grader.bulk import adjust, layouts, runner
@@ -231,7 +231,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                                             source=s.source) for s in clash]
         click.echo(f"Detected {found.description}: {len(found.submissions)} submission(s) to "
                    f"grade, {len(found.rejected)} rejected.", err=True)
-        progress = Progress(len(found.submissions), enabled=not quiet)
+        progress = Progress(len(found.submissions) * len(runner.phases(policy)),
+                            enabled=not quiet)
         # workers' folders go inside a temporary folder of this run's (in RAM where the
         # machine allows: staging_root): even those of workers killed by an interruption
         # are removed with it. (The submissions' copies above stay on disk: a class may hold
@@ -249,7 +250,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             outcome = runner.grade_all(
                 found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
                 force=force, budget_s=budget, policy=policy, cluster=cluster,
-                on_done=lambda sub_id, cached: progress.advance(sub_id))
+                on_done=lambda sub_id, n: progress.advance(sub_id, n))
         finally:
             progress.close()
             tempfile.tempdir = None
@@ -257,15 +258,20 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                 cluster.close()
         if similarity:  # while the submissions' copies exist
             from grader.report.similarity import write_similarity
-            page = write_similarity(out, found.submissions, slugs, title=title)
-            pages.append((page.name, "similarity check"))
-            click.echo(f"Similarity check: {page}")
+            try:
+                page = write_similarity(out, found.submissions, slugs, title=title)
+            except Exception as exc:  # noqa: BLE001 - it never costs the class its grades
+                click.secho(f"No similarity check: it failed ({type(exc).__name__}).",
+                            fg="yellow", err=True)
+            else:
+                pages.append((page.name, "similarity check"))
+                click.echo(f"Similarity check: {page}")
     sweep_stale_cgroups()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
                          source="") for i, why in outcome.failures] + [
         layouts.Rejected(id=i, reason=why, source="") for i, why in outcome.ended]
-    generated = dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    generated = numbers.generated()
     done = {r.submission for r in outcome.results} | {e.id for e in rejected}
     pending = [s.id for s in found.submissions if s.id not in done]
     late = [s.id for s in found.submissions if s.late or s.id in klass.late]

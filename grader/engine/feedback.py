@@ -1,127 +1,321 @@
-"""Feedback levels: how much a hidden test's result tells. The one place that decides it.
+"""Feedback levels: what a test's result tells. The one place that decides it.
 
 - ``full`` (a learner's own ``grade`` in this repository, where the answers are on disk
   anyway): everything the verdict found, as ``verdict.decide`` made it.
-- ``graded`` (``grade bulk``, ``--gradescope``, a student release): a hidden test says its
-  status, the kind of failure (wrong type, shape, dtype, NaN/inf, values out of tolerance, an
-  exception, a timeout, a crash), the known mistake when one matched, and for values only the
-  share of elements out of tolerance in a coarse band (under 1%, 1-10%, 10-50%, over 50%) and
-  the largest error as an order of magnitude of one kind (relative, or absolute where the
-  expected values are 0). Never a size, an element count or a shape (they tell an input's
-  size), a difference map, an index, an input, an expected value, a description or the test's
-  own hint (both may state inputs), the learner's printed output or exception message, an exit
-  code or signal number, or a measured note: a submission that prints or raises the arguments
-  it receives, or encodes them in its exit status, reads nothing back. Its duration is rounded
-  to whole seconds. Public tests are shown in full at every level.
+- ``graded`` (``grade bulk``, ``--gradescope``, a student release): a hidden test's entry is
+  **built** from grader-owned facts only (``Facts``), never filtered out of the full verdict:
+  its name and points (the suite's), its status, a failure kind from a closed set (``KINDS``),
+  the known mistake it matched (the suite's name and message), the fault that stops the
+  whole exercise (``FaultKind``, decided from the load the grader recorded before any hidden
+  input was sent), the share of values off in a coarse band (``ShareBand``), and sentences
+  from the grader's own templates (``SENTENCES``, ``GRADED_HINTS``) whose only variables are
+  the suite's, the pack's and the grader's settings (an exception class the contract names, a
+  call limit, a function's name). Never learner text (an exception's class or message,
+  errno text, printed output, a traceback), never a number the learner can scale (an error's
+  magnitude, a count, a size, a duration), never a fault taken from the worker's word.
+  Public tests are shown in full, but for their durations (no clock reading is written at
+  this level: a report is the same bytes whenever and however fast it was graded).
 
-Every writer (terminal, HTML, ``results.json``, Gradescope, JUnit) renders the result it is
-given, so each obeys the level the result was made at.
+What a graded hidden test can tell, whatever its inputs (``docs/security.md``): its status
+(6 values), its failure kind and sentence (at most ``len(Said) * len(KINDS)`` pairs, far fewer
+in practice), a band (5 values with none), a known mistake of its exercise (one of the
+suite's or none): ``bits_per_hidden_test`` counts them.
+
+Every writer (terminal, HTML, ``results.json``, Gradescope, JUnit, the class report and the
+gradebooks' comments) renders the result it is given, so each obeys the level the result was
+made at.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from enum import StrEnum
 
 from grader.sandbox import faults
+from grader.suite import GradeFailure
 
-from .results import TestResult
+from .hints import NOT_RUN
+from .results import FaultKind, TestResult, TestStatus
 
 LEVELS = ("full", "graded")
-# failure kinds whose generic hint states nothing about the expected value
-_SAFE_KIND_HINTS = {"rule", "raised", "crashed", "timeout", "known_mistake", "nan", "inf",
-                    "precision", "large", "not_run"}
 
 
-def graded(result: TestResult, exc: BaseException | None) -> TestResult:
-    """``result`` as a hidden test shows it at the ``graded`` level (a public test, or a
-    passed one, as it is but for its printed output); ``exc`` is what made it fail."""
+class Said(StrEnum):
+    """The sentence a graded hidden test says about how it failed (``SENTENCES``)."""
+
+    WRONG_TYPE = "wrong_type"
+    DEVICE = "device"
+    SHAPE = "shape"
+    DTYPE = "dtype"
+    LAYOUT = "layout"
+    NAN_INF = "nan_inf"
+    VALUES = "values"
+    TOLERANCE = "tolerance"
+    PROPERTY = "property"
+    RULE = "rule"
+    NOT_RAISED = "not_raised"
+    WRONG_EXCEPTION = "wrong_exception"
+    RAISED = "raised"
+    NOT_IMPLEMENTED = "not_implemented"
+    BAD_RETURN = "bad_return"
+    UNINTERPRETABLE = "uninterpretable"
+    NOT_SUBMITTED = "not_submitted"
+    UNLOADABLE = "unloadable"
+    MISSING_NAME = "missing_name"
+    DISK_FULL = "disk_full"
+    TIMEOUT = "timeout"
+    BUDGET = "budget"
+    NOT_RUN = "not_run"
+    CRASHED = "crashed"
+    OUT_OF_MEMORY = "out_of_memory"
+    PROCESSES = "processes"
+    OBJECT_LOST = "object_lost"
+    GRADER_ERROR = "grader_error"
+
+
+# The only variables: {share} (a ShareBand's words), {exc} (the exception class the suite's
+# contract names), {seconds} (a call limit or the submission's budget, the grader's settings),
+# {module} and {name} (the exercise's file and a function of its contract).
+SENTENCES: dict[Said, str] = {
+    Said.WRONG_TYPE: "wrong type: the result is not what the contract asks for",
+    Said.DEVICE: "the result is on another device than its input",
+    Said.SHAPE: "wrong shape",
+    Said.DTYPE: "wrong dtype class (bool / int / float / complex)",
+    Said.LAYOUT: "the model's parameters are not laid out as the contract documents",
+    Said.NAN_INF: "NaN or inf where the expected values are finite{share}",
+    Said.VALUES: "values differ{share}",
+    Said.TOLERANCE: "values out of tolerance{share}",
+    Said.PROPERTY: "the result does not have the property this test checks",
+    Said.RULE: "the file breaks a source rule of this exercise",
+    Said.NOT_RAISED: "should raise {exc}, but it did not",
+    Said.WRONG_EXCEPTION: "should raise {exc}, but it raised another exception",
+    Said.RAISED: "raised an exception (its class and message are not shown for a hidden test)",
+    Said.NOT_IMPLEMENTED: "not implemented yet (the function raises NotImplementedError)",
+    Said.BAD_RETURN: "returned a value the grader cannot read (not plain data, or malformed)",
+    Said.UNINTERPRETABLE: "the grader could not interpret the returned value",
+    Said.NOT_SUBMITTED: "{module}.py was not submitted",
+    Said.UNLOADABLE: "{module}.py could not be loaded (the exercise's message says why)",
+    Said.MISSING_NAME: "{module}.py does not define {name!r}",
+    Said.DISK_FULL: "wrote more than {disk} MiB to its work folder",
+    Said.TIMEOUT: "timed out after {seconds:g} s",
+    Said.BUDGET: "timed out: the submission's time budget of {seconds:g} s for all its calls "
+                 "is used up",
+    Said.NOT_RUN: "{not_run}",
+    Said.CRASHED: "the learner's process ended",
+    Said.OUT_OF_MEMORY: "the learner's process ended (out of memory)",
+    Said.PROCESSES: "the learner's process ended (too many processes)",
+    Said.OBJECT_LOST: "the learner's object was lost: its process was restarted after an "
+                      "earlier failure",
+    Said.GRADER_ERROR: "grader error (not your fault)",
+}
+
+# What each failure kind usually means, as a graded hidden test says it: fixed text, naming
+# nothing measured (the full level's kind hints describe the learner's output: counts, places,
+# ratios, sizes, an exception's class). A kind outside this table is shown as no kind.
+GRADED_HINTS: dict[str, str] = {
+    "shape": "The result's shape is not the contract's: compare each axis's length with the "
+             "contract's shape line and what each axis counts.",
+    "dtype": "The result's dtype class (bool, int or float) is not the contract's.",
+    "type": "Return a number or a numpy array as the contract asks; other objects cannot be "
+            "compared.",
+    "none": "Your function returned None: is a return statement missing, or does a branch "
+            "end without one?",
+    "nan": "NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
+           "number, or the mean of an empty slice (and inf from a division by 0 or exp of a "
+           "large number).",
+    "inf": "inf where the result is finite comes from a division by zero or an overflow; a "
+           "finite value where the contract's is infinite is an unbounded case not handled.",
+    "precision": "Close to the expected values but outside the tolerance: an approximation, a "
+                 "truncated series, an epsilon in a denominator, a rounded constant or float32 "
+                 "arithmetic.",
+    "values": "",
+    "large": "The smaller tests of this exercise pass but this larger one does not: look for "
+             "what changes with size (a Python loop, float32 sums over many terms, integer "
+             "overflow, a size hard-coded from the examples, a slice that stops early).",
+    "raised": "Run your function on inputs of every size and edge case the contract allows: "
+              "one of them raises.",
+    "not_raised": "Check the arguments at the top of the function and raise the contract's "
+                  "exception with a clear message; returning a value for an invalid argument "
+                  "hides the caller's bug.",
+    "wrong_exception": "An exception from deeper down is not the contract's: test the "
+                       "condition yourself before computing and raise the contract's "
+                       "exception explicitly.",
+    "crashed": "The process running your code ended: sys.exit or os._exit, memory exhausted "
+               "by a huge intermediate array, or a crash in native code.",
+    "timeout": "",
+    "rule": "The grader reads your source (without running it) for what this exercise rules "
+            "out: write that step yourself, it is the point of the exercise.",
+    "known_mistake": "",
+    "not_run": NOT_RUN,
+    "layout": "",
+    "device": "",
+}
+KINDS = frozenset(GRADED_HINTS)
+
+
+class ShareBand(StrEnum):
+    """The share of a result's values out of tolerance, in coarse bands: repeated submissions
+    cannot count wrong cells one by one, and no element count tells an input's size."""
+
+    UNDER_1 = "under 1%"
+    UNDER_10 = "1-10%"
+    UNDER_50 = "10-50%"
+    OVER_50 = "over 50%"
+
+
+_BAND_UPPER = ((1, ShareBand.UNDER_1), (10, ShareBand.UNDER_10), (50, ShareBand.UNDER_50))
+
+
+def share_band(n_outside: object, n_total: object) -> ShareBand | None:
+    """The band of ``n_outside`` wrong values out of ``n_total``; None for one value or none."""
+    if type(n_outside) is not int or type(n_total) is not int or n_total <= 1 or \
+            not 0 < n_outside <= n_total:
+        return None
+    percent = 100 * n_outside / n_total
+    return next((band for upper, band in _BAND_UPPER if percent < upper), ShareBand.OVER_50)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake of the suite's catalogue: its name and its message, both the suite's."""
+
+    name: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything a graded hidden test's entry is made of (``render``): the grading process's
+    own decisions and settings, each from a closed set or the suite's declarations."""
+
+    name: str
+    max_score: float
+    status: TestStatus
+    said: Said | None = None
+    kind: str | None = None       # one of KINDS
+    fault: FaultKind | None = None
+    share: ShareBand | None = None
+    mistake: Mistake | None = None
+    # the templates' variables: the suite's, the pack's and the grader's settings
+    exc: str = ""
+    seconds: float = 0.0
+    module: str = ""
+    missing: str = ""
+    not_run: str = ""
+
+
+def render(facts: Facts) -> TestResult:
+    """A graded hidden test's entry, made of ``facts`` alone."""
+    passed = facts.status == TestStatus.PASSED
+    message = ""
+    if facts.said is not None:
+        share = f": {facts.share} of the values" if facts.share is not None else ""
+        message = SENTENCES[facts.said].format(
+            share=share, exc=facts.exc, seconds=facts.seconds, module=facts.module,
+            name=facts.missing, disk=_DISK_MIB, not_run=facts.not_run)
+    if facts.mistake is not None:
+        message += ". " + facts.mistake.message
+    return TestResult(
+        name=facts.name, status=facts.status, score=facts.max_score if passed else 0.0,
+        max_score=facts.max_score, message=message,
+        mistake=facts.mistake.name if facts.mistake else None,
+        mistake_message=facts.mistake.message if facts.mistake else "",
+        duration_s=None, visibility="hidden", kind=facts.kind,
+        kind_hint=GRADED_HINTS.get(facts.kind or "", ""), fault=facts.fault)
+
+
+def graded(result: TestResult, exc: BaseException | None, slug: str) -> TestResult:
+    """``result`` (a test of exercise ``slug``) as the ``graded`` level shows it: a public
+    test as it is, but for its duration; a hidden one rebuilt from its ``Facts``."""
     if result.visibility == "public":
+        result.duration_s = None
         return result
-    result.description = ""
-    result.output = ""
-    result.notes = []
-    result.figures = []
-    result.inputs = []
-    result.values = None
-    diagnostics, result.diagnostics = result.diagnostics, None
-    result.duration_s = float(round(result.duration_s))  # a sleep could spell out an input
-    if result.status == "passed":
-        return result
-    result.hint = ""  # written for the test: it may name its inputs ("the 32x32 grid")
-    if result.kind not in _SAFE_KIND_HINTS:
-        result.kind_hint = ""
-    result.message = _message(result, exc, diagnostics or {})
-    if result.mistake_message:
-        result.message += ". " + result.mistake_message
-    return result
+    return render(facts(result, exc, slug))
 
 
-def _message(result: TestResult, exc: BaseException | None, diag: dict[str, Any]) -> str:
-    from .check import GradeFailure  # (check imports the sandbox proxy: keep this light)
+def facts(result: TestResult, exc: BaseException | None, slug: str) -> Facts:
+    """What the grading process decided about a hidden test of ``slug`` (``result``, from
+    ``verdict.decide``, and ``exc``, how it ended), kept to the closed sets of ``Facts``."""
+    status = TestStatus(result.status)
+    base = Facts(name=result.name, max_score=result.max_score, status=status)
+    if status == TestStatus.PASSED:
+        return base
+    kind = result.kind if result.kind in KINDS else None
+    fault = FaultKind(result.fault) if result.fault in tuple(FaultKind) else None
+    mistake = None
+    if isinstance(exc, GradeFailure) and exc.mistake is not None and \
+            result.mistake == exc.mistake.name:
+        mistake = Mistake(exc.mistake.name, exc.mistake.message)
+    said, extra = _said(result, exc, slug)
+    share = None
+    if said in (Said.NAN_INF, Said.VALUES, Said.TOLERANCE) and result.diagnostics:
+        share = share_band(result.diagnostics.get("n_outside"),
+                           result.diagnostics.get("n_total"))
+    return Facts(name=result.name, max_score=result.max_score, status=status, said=said,
+                 kind=kind, fault=fault, share=share, mistake=mistake, **extra)
 
+
+_COMPARED = {"type": Said.WRONG_TYPE, "none": Said.WRONG_TYPE, "device": Said.DEVICE,
+             "shape": Said.SHAPE, "dtype": Said.DTYPE, "layout": Said.LAYOUT,
+             "nan": Said.NAN_INF, "inf": Said.NAN_INF, "values": Said.VALUES,
+             "tolerance": Said.TOLERANCE, "rule": Said.RULE}
+
+
+def _said(result: TestResult, exc: BaseException | None,
+          module: str) -> tuple[Said, dict[str, object]]:
+    """The sentence for how a hidden test ended, and its template's grader-owned values."""
+    status = TestStatus(result.status)
     if isinstance(exc, GradeFailure):
         kind = exc.comparison.kind if exc.comparison is not None else exc.kind
-        if kind == "rule":
-            return result.message  # about the learner's own source
-        if kind == "not_raised":
-            return f"should raise {exc.exc_type}, but it did not"
-        if kind == "wrong_exception":
-            return f"should raise {exc.exc_type}, but it raised another exception"
-        return _comparison_message(kind, diag)
-    if isinstance(exc, faults.DiskFull | faults.TimedOut | faults.NotSubmitted |
-                  faults.NotImplementedYet | faults.ImportFailed | faults.MissingName |
-                  faults.NotRun | faults.ObjectLost):
-        return result.message  # the grader's words, or about the learner's own file
-    if isinstance(exc, faults.LearnerRaised):
-        return f"raised {exc.exc_type}"
-    if isinstance(exc, faults.Crashed):
-        why = exc.message.rpartition(" (")[2].rstrip(")") if exc.message.endswith(")") else ""
-        return "the learner's process ended" + (f" ({why})" if why else "")
+        if status != TestStatus.FAILED:
+            return Said.GRADER_ERROR, {}
+        if kind in ("not_raised", "wrong_exception"):
+            return Said(kind), {"exc": _exception_name(exc.exc_type)}
+        if result.kind == "type" and kind not in ("type", "none"):
+            return Said.UNINTERPRETABLE, {}  # (verdict.decide could not read the value)
+        return _COMPARED.get(kind or "", Said.PROPERTY), {}
+    if not isinstance(exc, faults.LearnerFault):
+        return Said.GRADER_ERROR, {}
+    if status == TestStatus.FAILED and result.kind == "type" and \
+            not isinstance(exc, faults.BadReturn):
+        return Said.UNINTERPRETABLE, {}
+    if isinstance(exc, faults.NotSubmitted):
+        return Said.NOT_SUBMITTED, {"module": module}
+    if getattr(exc, "at_import", False) or isinstance(exc, faults.ImportFailed):
+        return Said.UNLOADABLE, {"module": module}
+    if isinstance(exc, faults.MissingName):
+        return Said.MISSING_NAME, {"module": module, "missing": exc.name}
+    if isinstance(exc, faults.NotRun):
+        return Said.NOT_RUN, {"not_run": faults.not_run_message(exc.timeouts, exc.seconds)}
+    if isinstance(exc, faults.TimedOut):
+        return (Said.BUDGET if exc.budget else Said.TIMEOUT), {"seconds": exc.seconds}
+    if isinstance(exc, faults.DiskFull):
+        return Said.DISK_FULL, {}
+    if isinstance(exc, faults.NotImplementedYet):
+        return Said.NOT_IMPLEMENTED, {}
     if isinstance(exc, faults.BadReturn):
-        return "returned a value the grader cannot read (not plain data, or malformed)"
-    return result.message  # a grader error: nothing of the learner's in it
+        return Said.BAD_RETURN, {}
+    if isinstance(exc, faults.ObjectLost):
+        return Said.OBJECT_LOST, {}
+    if isinstance(exc, faults.Crashed):
+        observed = {faults.CrashCause.OUT_OF_MEMORY: Said.OUT_OF_MEMORY,
+                    faults.CrashCause.PROCESSES: Said.PROCESSES}
+        return observed.get(exc.cause, Said.CRASHED), {}
+    return Said.RAISED, {}
 
 
-def _comparison_message(kind: str, diag: dict[str, Any]) -> str:
-    if kind in ("type", "none"):
-        return "wrong type: the result is not what the contract asks for"
-    if kind == "device":
-        return "the result is on another device than its input"
-    if kind == "shape":
-        return "wrong shape"  # the learner's shape, made from a hidden input, tells its size
-    if kind == "dtype":
-        return "wrong dtype class (bool / int / float / complex)"
-    if kind == "layout":
-        return "the model's parameters are not laid out as the contract documents"
-    share = _share(diag)
-    if kind in ("nan", "inf"):
-        return f"NaN or inf where the expected values are finite{share}"
-    if kind == "values":
-        return f"values differ{share}"
-    if kind == "tolerance":
-        return f"values out of tolerance{share}{_magnitude(diag)}"
-    return "the result does not have the property this test checks"
+_DISK_MIB = 256  # (isolation.DISK_BYTES, in MiB: checked by a test)
 
 
-# (upper bound in percent, band): a share in coarse bands, so that repeated submissions cannot
-# count wrong cells one by one, and with no element count, which would tell an input's size
-SHARE_BANDS = ((1, "under 1%"), (10, "1-10%"), (50, "10-50%"), (100, "over 50%"))
+def _exception_name(name: str | None) -> str:
+    """The exception class a suite's contract names (``check.raises``), or a plain word."""
+    return name if name and name.isidentifier() else "the contract's exception"
 
 
-def _share(diag: dict[str, Any]) -> str:
-    n, total = diag.get("n_outside"), diag.get("n_total")
-    if not isinstance(n, int) or not isinstance(total, int) or total <= 1 or n <= 0:
-        return ""
-    percent = 100 * n / total
-    band = next((b for upper, b in SHARE_BANDS if percent < upper), SHARE_BANDS[-1][1])
-    return f": {band} of the values"
-
-
-def _magnitude(diag: dict[str, Any]) -> str:
-    """The largest error as a power of ten, relative where defined, else absolute."""
-    for key, what in (("max_rel_error", "relative"), ("max_abs_error", "absolute")):
-        value = diag.get(key)
-        if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
-            return f"; the largest error is about 1e{math.floor(math.log10(value) + 0.5)} {what}"
-    return ""
+def bits_per_hidden_test(mistakes: int) -> float:
+    """An upper bound of what one graded hidden test can tell, in bits, for an exercise with
+    ``mistakes`` known mistakes: its sentence or a pass (the status follows from the
+    sentence), its kind, its band or none, its mistake or none. (The points follow from the
+    status; a sentence's variables are the suite's.)"""
+    return math.log2((len(Said) + 1) * len(KINDS) * (len(ShareBand) + 1) * (mistakes + 1))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -48,6 +49,16 @@ def load_reference(slug: str) -> ModuleType:
     return _REFERENCES[slug]
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """What importing one exercise's file came to in a submission's public phase: the names of
+    the exercise it lacks, or, when it could not be imported, the message its exercise says.
+    A hidden phase decides failed imports and missing names from these records alone."""
+
+    missing: frozenset[str] = frozenset()
+    failed: str | None = None
+
+
 def slug_of(item: pytest.Item) -> str:
     return Path(str(item.path)).stem.removeprefix("test_")
 
@@ -61,11 +72,14 @@ class GradingPlugin:
     def begin(self, worker: WorkerProcess, *, device: str, submitted: set[str],
               on_result: Callable[[str, TestResult], None] | None = None,
               feedback_level: str = "full", call_timeout_s: float | None = None,
-              observer: Observer | None = None) -> None:
+              observer: Observer | None = None,
+              loaded: dict[str, Loaded] | None = None) -> None:
         """Forget the last submission: the next tests run against ``worker``, their hidden
         results made at ``feedback_level`` (``feedback.py``); ``call_timeout_s`` replaces the
         default wall clock of a call (tests that set their own keep it); ``observer`` is told
-        of every use of ``check``, request and verdict (``observer.py``)."""
+        of every use of ``check``, request and verdict (``observer.py``). ``loaded``: a hidden
+        phase's, what its public phase's imports came to (``loads``), the only word on which
+        files failed to import and which names they lack."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.observer = observer
         self.paragraphs = Paragraphs()
@@ -73,7 +87,14 @@ class GradingPlugin:
         self.feedback_level, self.call_timeout_s = feedback_level, call_timeout_s
         self.results: dict[str, list[TestResult]] = {}
         self.import_faults: dict[str, faults.LearnerFault] = {}
-        self._loaded: set[str] = set()
+        self._loaded: dict[str, frozenset[str]] = {}  # slug -> the names its module lacks
+        self._all_loaded = False
+        self._earlier = loaded
+        for slug, record in (loaded or {}).items():
+            if record.failed is not None:
+                fault = faults.ImportFailed(record.failed)
+                fault.at_import = True
+                self.import_faults[slug] = fault
         self._logs: dict[str, CallLog] = {}
         self._started: dict[str, float] = {}
         self._timeouts: dict[str, list[float]] = {}  # slug -> each timed-out call's limit
@@ -112,19 +133,65 @@ class GradingPlugin:
         self._stop_if_hanging(slug)
         if self.sandbox_error is not None:
             pytest.skip("ungradable: the sandbox failed")
+        if self.feedback_level != "full" and not self._all_loaded and \
+                verdict.visibility(item) != "public":
+            self._load_all(timeout)  # before the first hidden input exists
+            if slug in self.import_faults:
+                raise self.import_faults[slug]
+        if slug not in self._loaded:
+            self._load(slug, timeout, log)
+        return LearnerProxy(self.worker, slug, timeout=timeout, log=log,
+                            observer=self.observer, missing=self._loaded[slug])
+
+    def _load(self, slug: str, timeout: float, log: CallLog) -> None:
+        """Import ``slug``'s module in the worker and record what came of it: the names of
+        the exercise it lacks, or the fault that makes every test of it fail. These records,
+        made before any hidden input is sent (``_load_all``), are the only place a failed
+        import or a missing name is decided."""
         proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log,
                              observer=self.observer)
-        if slug not in self._loaded:
-            try:
-                proxy.load()
-            except faults.LearnerFault as exc:
-                if isinstance(exc, (faults.TimedOut, faults.Crashed)):
-                    exc.message = f"importing {slug}.py: {exc.message}"
-                exc.at_import = True  # every later test of the exercise gets this fault
-                self.import_faults[slug] = exc
+        try:
+            missing = proxy.load(catalog.get(slug).functions)
+        except faults.LearnerFault as raised:
+            fault = raised
+            if self._earlier is not None:  # its public phase imported it: grader words only
+                fault = faults.ImportFailed(f"{slug}.py imported in its public tests but not "
+                                            "again for its hidden tests")
+            elif isinstance(fault, (faults.TimedOut, faults.Crashed)):
+                fault.message = f"importing {slug}.py: {fault.message}"
+            fault.at_import = True  # every later test of the exercise gets this fault
+            self.import_faults[slug] = fault
+            if fault is raised:
                 raise
-            self._loaded.add(slug)
-        return proxy
+            raise fault from None
+        earlier = (self._earlier or {}).get(slug)
+        self._loaded[slug] = earlier.missing if earlier is not None else missing
+
+    def loads(self) -> dict[str, Loaded]:
+        """What each submitted exercise's import came to so far (``Loaded``)."""
+        found = {slug: Loaded(missing=missing) for slug, missing in self._loaded.items()}
+        found.update({slug: Loaded(failed=fault.message)
+                      for slug, fault in self.import_faults.items()})
+        return found
+
+    def load_all(self, timeout: float | None = None) -> None:
+        """Load every submitted exercise not loaded yet (a public phase's last step: what its
+        imports say is said before any hidden input exists), each within ``timeout`` (the
+        call limit by default)."""
+        self._load_all(timeout or self.call_timeout_s or DEFAULT_TIMEOUT_S)
+
+    def _load_all(self, timeout: float) -> None:
+        """Below ``full``: load every submitted exercise before the first hidden test, so that
+        what a file's import says (shown at every level) is said before any hidden input is
+        sent to its worker."""
+        self._all_loaded = True
+        for slug in sorted(self.submitted):
+            if slug in self._loaded or slug in self.import_faults:
+                continue
+            try:
+                self._load(slug, timeout, self._logs.setdefault(f"load:{slug}", CallLog()))
+            except faults.LearnerFault:
+                pass  # recorded: every test of that exercise gets it
 
     @pytest.fixture
     def reference(self) -> ModuleType:
@@ -197,7 +264,8 @@ class GradingPlugin:
         if self.observer is not None:
             self.observer.decided(item, result)
         if self.feedback_level == "graded":
-            result = feedback.graded(result, call.excinfo.value if call.excinfo else None)
+            result = feedback.graded(result, call.excinfo.value if call.excinfo else None,
+                                     slug_of(item))
         slug = slug_of(item)
         result = self.paragraphs.once(slug, result)
         exc = call.excinfo.value if call.excinfo is not None else None

@@ -114,7 +114,7 @@ class TestResult:
     hint: str = ""
     mistake: str | None = None
     mistake_message: str = ""
-    duration_s: float = 0.0
+    duration_s: float | None = 0.0  # None: not reported (the graded level writes no clock)
     visibility: str = "hidden"
     description: str = ""
     diagnostics: dict[str, Any] | None = None
@@ -178,7 +178,7 @@ class SubmissionResult:
     submission: str
     device: str
     exercises: list[ExerciseResult] = field(default_factory=list)
-    duration_s: float = 0.0
+    duration_s: float | None = 0.0  # None: not reported (the graded level)
     isolation: dict[str, Any] = field(default_factory=dict)
     feedback: str = "full"  # what its hidden tests tell (engine/feedback.py)
     adjustment: Adjustment | None = None  # set by ``grade bulk --adjust`` after grading
@@ -205,7 +205,8 @@ class SubmissionResult:
         return {
             "schema_version": SCHEMA_VERSION,
             "submission": self.submission, "score": self.score, "max_score": self.max_score,
-            "device": self.device, "duration_s": round(self.duration_s, 3),
+            "device": self.device,
+            "duration_s": None if self.duration_s is None else round(self.duration_s, 3),
             "isolation": self.isolation, "feedback": self.feedback,
             "exercises": [{
                 "exercise": e.exercise, "title": e.title, "score": e.score,
@@ -221,7 +222,7 @@ _TEST_FIELDS = [f.name for f in fields(TestResult)]
 def _test_dict(t: TestResult) -> dict[str, Any]:
     # every field is plain data already: no need for asdict's deep copy of the figures
     d = {name: getattr(t, name) for name in _TEST_FIELDS}
-    d["duration_s"] = round(t.duration_s, 4)
+    d["duration_s"] = None if t.duration_s is None else round(t.duration_s, 4)
     return d
 
 
@@ -234,7 +235,7 @@ def from_dict(data: dict[str, Any]) -> SubmissionResult:
         raise ValueError(f"results of schema {version}, newer than this grader's "
                          f"{SCHEMA_VERSION}")
     result = SubmissionResult(submission=str(data["submission"]), device=str(data["device"]),
-                              duration_s=float(data.get("duration_s", 0.0)),
+                              duration_s=_seconds(data.get("duration_s", 0.0)),
                               isolation=dict(data.get("isolation") or {}),
                               feedback=str(data.get("feedback", "full")))
     for e in data.get("exercises", []):
@@ -242,8 +243,14 @@ def from_dict(data: dict[str, Any]) -> SubmissionResult:
         for t in e.get("tests", []):
             known = {k: t[k] for k in _TEST_FIELDS if k in t}
             known["status"] = TestStatus(known["status"])
+            if "duration_s" in known:
+                known["duration_s"] = _seconds(known["duration_s"])
             tests.append(TestResult(**known))
         result.exercises.append(ExerciseResult(
             exercise=e["exercise"], title=e.get("title", ""),
             status=ExerciseStatus(e["status"]), tests=tests, message=e.get("message", "")))
     return result
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else float(value)

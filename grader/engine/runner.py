@@ -1,8 +1,16 @@
 """Grade submissions: the hidden suites run in this process against a learner worker.
 
 The suites are collected once per process: ``grade_each`` runs one pytest session whose test
-loop grades job after job (a job is one submission), so pytest's start, the suites' import and
-collection are paid once, not once per submission. ``grade`` is a session of one job.
+loop grades job after job (a job is one submission, or one phase of it), so pytest's start, the
+suites' import and collection are paid once, not once per submission. ``grade`` is a session
+of one job.
+
+A job's ``phase`` says which tests it runs: ``WHOLE`` every test of the submission (public ones
+first, in one worker, where hidden tests show less than public ones); ``PUBLIC`` its public
+tests only, delivered as a ``Handover``; ``HIDDEN`` its hidden tests only, in a fresh worker,
+completing the ``Handover`` of its public phase into the submission's result. ``grade bulk``
+grades a class's public phases first, and its hidden phases only once every public phase has
+ended (``grader/bulk/runner.py``): no hidden input exists while any public test runs.
 """
 
 from __future__ import annotations
@@ -11,8 +19,10 @@ import copy
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,18 +33,76 @@ from grader.sandbox.process import WorkerProcess
 
 from . import verdict
 from .observer import Observer
-from .plugin import GradingPlugin, slug_of
+from .plugin import GradingPlugin, Loaded, slug_of
 from .policy import Policy
-from .results import ExerciseResult, ExerciseStatus, SubmissionResult, TestResult
+from .results import ExerciseResult, ExerciseStatus, SubmissionResult, TestResult, from_dict
 
 OnTest = Callable[[str, TestResult], None]
+
+
+class Phase(StrEnum):
+    """Which tests of a submission a job runs (see the module's docstring)."""
+
+    WHOLE = "whole"
+    PUBLIC = "public"
+    HIDDEN = "hidden"
+
+
+@dataclass
+class Handover:
+    """A submission's public phase, as its hidden phase takes it over; plain data (``to_dict``)
+    so that it can cross a pipe or a Dask task, and be kept by whoever schedules the phases.
+
+    ``result``: the public tests' results (every exercise, its status from them alone);
+    ``timeouts``: per exercise, the limits of its calls that timed out (``MAX_TIMEOUTS``
+    counts over both phases); ``sizes``: per exercise, ``(size, passed, functions)`` of its
+    valued tests (the hints' "smaller tests" history); ``loaded``: per submitted exercise, what
+    its import came to (``plugin.Loaded``: made before any hidden input existed, the hidden
+    phase's only word on failed imports and missing names); ``budget_left_s``: what is left
+    of the submission's time budget; ``seconds``: the phase's wall-clock time."""
+
+    result: SubmissionResult
+    timeouts: dict[str, list[float]] = field(default_factory=dict)
+    sizes: dict[str, list[tuple[int, bool, frozenset[str]]]] = field(default_factory=dict)
+    loaded: dict[str, Loaded] = field(default_factory=dict)
+    budget_left_s: float = 0.0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"result": self.result.to_dict(), "timeouts": self.timeouts,
+                "sizes": {slug: [[size, passed, sorted(funcs)] for size, passed, funcs in seen]
+                          for slug, seen in self.sizes.items()},
+                "loaded": {slug: {"missing": sorted(record.missing), "failed": record.failed}
+                           for slug, record in self.loaded.items()},
+                "budget_left_s": self.budget_left_s, "seconds": self.seconds}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Handover:
+        """The handover of its ``to_dict`` form (raises ``ValueError`` when malformed)."""
+        try:
+            return cls(result=from_dict(data["result"]),
+                       timeouts={str(s): [float(t) for t in ts]
+                                 for s, ts in data["timeouts"].items()},
+                       sizes={str(s): [(int(n), bool(ok), frozenset(map(str, f)))
+                                       for n, ok, f in seen]
+                              for s, seen in data["sizes"].items()},
+                       loaded={str(s): Loaded(missing=frozenset(map(str, r["missing"])),
+                                              failed=None if r["failed"] is None
+                                              else str(r["failed"]))
+                               for s, r in data["loaded"].items()},
+                       budget_left_s=float(data["budget_left_s"]),
+                       seconds=float(data["seconds"]))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"a public phase's handover cannot be read: {exc}") from None
 
 
 @dataclass
 class Job:
     """One submission to grade: ``files`` maps slug -> learner file, ``None`` if not submitted.
 
-    ``budget_s`` bounds the wall-clock time of all the learner's calls together."""
+    ``budget_s`` bounds the wall-clock time of all the learner's calls together. ``phase``:
+    which of its tests this job runs; a ``HIDDEN`` job needs its public phase's ``handover``.
+    """
 
     files: dict[str, Path | None]
     submission: str
@@ -43,10 +111,17 @@ class Job:
     on_test: OnTest | None = None
     policy: Policy | None = None  # feedback level, call limit, points (an assignment's)
     observer: Observer | None = None  # told what the suites do (engine/observer.py)
+    phase: Phase = Phase.WHOLE
+    handover: Handover | None = None  # a HIDDEN job's: what its public phase came to
+
+    def __post_init__(self) -> None:
+        if (self.phase is Phase.HIDDEN) != (self.handover is not None):
+            raise ValueError("a hidden phase, and only one, takes its public phase's handover")
 
 
-# What a job came to: its result, or the exception that made it ungradable.
-Deliver = Callable[[Job, SubmissionResult | Exception], None]
+# What a job came to: its result (a PUBLIC job's: its handover), or the exception that made it
+# ungradable.
+Deliver = Callable[[Job, SubmissionResult | Handover | Exception], None]
 
 
 def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu",
@@ -69,7 +144,9 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
 
 def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
     """Collect the suites of ``slugs`` once, then grade each job of ``jobs`` (which may only
-    name these exercises) and hand ``deliver`` its outcome, in order, as soon as it is known.
+    name these exercises) and hand ``deliver`` its outcome, in order, as soon as it is known
+    (its worker ended before: what it printed is taken). ``jobs`` is read lazily: a job is not
+    asked for before the previous one's outcome is delivered.
 
     Raises ``RuntimeError`` when the suites cannot run at all (jobs not yet taken stay
     untaken); ``KeyboardInterrupt`` passes through.
@@ -114,12 +191,14 @@ class _SessionDriver:
         self.plugin = GradingPlugin()
         self.looped = self.interrupted = False
         self._items: dict[str, list[pytest.Item]] = {}
+        self._config: pytest.Config | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if session.testsfailed:  # a suite failed to collect: nothing can be graded
             raise session.Interrupted(f"{session.testsfailed} errors during collection")
         self.looped = True
+        self._config = session.config
         for item in session.items:
             self._items.setdefault(slug_of(item), []).append(item)
         self.loop()
@@ -129,7 +208,7 @@ class _SessionDriver:
         try:
             for job in self.jobs:
                 try:
-                    outcome: SubmissionResult | Exception = self._grade(job)
+                    outcome: SubmissionResult | Handover | Exception = self._grade(job)
                 except Exception as exc:  # noqa: BLE001 - ungradable: the caller says why
                     outcome = exc
                 self.deliver(job, outcome)
@@ -142,31 +221,64 @@ class _SessionDriver:
 
     def _run(self, slugs: list[str], worker: WorkerProcess, job: Job,
              submitted: set[str], on_test: OnTest | None,
-             items: list[pytest.Item] | None = None) -> None:
+             items: list[pytest.Item] | None = None,
+             handover: Handover | None = None) -> None:
         """Run ``items`` (default: every test of ``slugs``) against ``worker`` as a new
-        submission."""
+        submission, or as the rest of the one whose public phase left ``handover``."""
         items = self._items_of(slugs) if items is None else items
         policy = job.policy or Policy()
         self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
                           feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s,
-                          observer=job.observer)
+                          observer=job.observer,
+                          loaded=handover.loaded if handover is not None else None)
         if items:
             verdict.forget_sizes(items[0].config)
+        if handover is not None:
+            self._take_over(handover)
         _run_items(items)
 
-    def _grade(self, job: Job) -> SubmissionResult:
+    def _take_over(self, handover: Handover) -> None:
+        """The session's state for this submission as its public phase left it, as if its tests
+        went on in the same session: the calls that timed out, the sizes its valued tests had
+        (the hints' history) and the paragraphs its tests said (said once per exercise)."""
+        # (the plugin's and the verdicts' own records: begin and forget_sizes emptied them)
+        self.plugin._timeouts.update({slug: list(t) for slug, t in handover.timeouts.items()})
+        if self._config is not None:
+            self._config.stash[verdict._HISTORY] = {
+                slug: list(seen) for slug, seen in handover.sizes.items()}
+        for ex in handover.result.exercises:
+            for test in ex.tests:
+                self.plugin.paragraphs.once(ex.exercise, copy.copy(test))
+
+    def _left_by_public(self, worker: WorkerProcess, job: Job, result: SubmissionResult,
+                        seconds: float) -> Handover:
+        """What this public phase, whose tests came to ``result``, leaves its hidden phase."""
+        left = job.budget_s if worker.deadline is None else worker.deadline - time.monotonic()
+        history = self._config.stash.get(verdict._HISTORY, {}) if self._config else {}
+        return Handover(result=result,
+                        timeouts={s: list(t) for s, t in self.plugin._timeouts.items()},
+                        sizes={s: list(seen) for s, seen in history.items()},
+                        loaded=self.plugin.loads(), budget_left_s=max(0.0, left),
+                        seconds=seconds)
+
+    def _grade(self, job: Job) -> SubmissionResult | Handover:
         exercises: list[Exercise] = [catalog.get(slug) for slug in job.files]
         present = {slug: p for slug, p in job.files.items() if p is not None and p.is_file()}
         started = time.perf_counter()
         preload = "torch" if any(ex.needs_torch for ex in exercises if ex.slug in present) \
             else "numpy"  # numpy-only submissions never pay for importing torch
         items = self._items_of([ex.slug for ex in exercises if ex.slug in present])
-        ordered = _in_phases(items, (job.policy or Policy()).feedback)
+        ordered = _in_phases(items, (job.policy or Policy()).feedback, job.phase)
+        earlier = job.handover  # (a hidden phase: its public phase's)
         with WorkerProcess(present, device=job.device, budget_s=job.budget_s,
                            preload=preload) as worker:
-            if present:
+            if earlier is not None:  # what the public phase left of the budget
+                worker.deadline = time.monotonic() + earlier.budget_left_s
+            if present and ordered:
                 worker.start()  # a sandbox that cannot start makes the submission ungradable
-            self._run([], worker, job, set(present), job.on_test, ordered)
+            self._run([], worker, job, set(present), job.on_test, ordered, earlier)
+            if job.phase is Phase.PUBLIC and present:
+                self.plugin.load_all()  # every import said before any hidden input exists
             if self.plugin.sandbox_error is not None:
                 raise self.plugin.sandbox_error
         if ordered != items:
@@ -179,39 +291,61 @@ class _SessionDriver:
                 job.on_test(slug, test)
         summary = isolation.probe().summary()
         if job.device.startswith("cuda") and present:
-            summary["device"] = worker.device_evidence or gpu_watch.SELF_REPORTED
+            summary["device"] = worker.device_evidence or (
+                earlier.result.isolation.get("device") if earlier is not None else None) or \
+                gpu_watch.SELF_REPORTED
         result = SubmissionResult(submission=job.submission, device=job.device,
                                   isolation=summary, feedback=(job.policy or Policy()).feedback)
+        before = {ex.exercise: ex for ex in earlier.result.exercises} if earlier else {}
         for ex in exercises:
             tests = results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
+            _scale_points(ex.slug, tests, dict((job.policy or Policy()).points))
             fault = import_faults.get(ex.slug)
+            message = fault.message if fault is not None else \
+                (_left_out(present[ex.slug]) if ex.slug in present else "not submitted")
+            unloadable = fault is not None
+            public = before.get(ex.slug)
+            if public is not None:  # the public phase's tests, in the suite's order
+                tests = self._in_suite_order(ex.slug, public.tests + tests)
+                if public.status == ExerciseStatus.ERROR:  # its import failed there first
+                    unloadable, message = True, public.message
             result.exercises.append(ExerciseResult(
                 exercise=ex.slug, title=ex.title, tests=tests,
-                status=_exercise_status(tests, ex.slug in present, fault is not None),
-                message=fault.message if fault is not None else
-                (_left_out(present[ex.slug]) if ex.slug in present else "not submitted")))
-        _scale_points(result, dict((job.policy or Policy()).points))
-        result.duration_s = time.perf_counter() - started
+                status=_exercise_status(tests, ex.slug in present, unloadable),
+                message=message))
+        seconds = time.perf_counter() - started + (earlier.seconds if earlier else 0.0)
+        # the graded level writes no clock reading (engine/feedback.py)
+        result.duration_s = None if result.feedback == "graded" else seconds
+        if job.phase is Phase.PUBLIC:
+            return self._left_by_public(worker, job, result, seconds)
         return result
+
+    def _in_suite_order(self, slug: str, tests: list[TestResult]) -> list[TestResult]:
+        rank = {item.name.removeprefix("test_"): i
+                for i, item in enumerate(self._items.get(slug, []))}
+        return sorted(tests, key=lambda t: rank.get(t.name, len(rank)))
 
     def _not_submitted(self, exercises: list[Exercise], job: Job) -> dict[str, list[TestResult]]:
         """Each test of ``exercises`` as it stands when the exercise was not submitted: the
         items run once per process with no learner file, the verdicts are copied after that."""
         level = (job.policy or Policy()).feedback
         missing = [ex.slug for ex in exercises
-                   if (ex.slug, job.device, level) not in _NOT_SUBMITTED]
-        if missing:
+                   if (ex.slug, job.device, level, job.phase) not in _NOT_SUBMITTED]
+        if missing:  # (a phase's own tests only: a public phase builds no hidden input)
             with WorkerProcess({}, device=job.device) as nobody:
-                self._run(missing, nobody, job, set(), None)
+                self._run(missing, nobody, job, set(), None, None if job.phase is Phase.WHOLE
+                          else _in_phases(self._items_of(missing), level, job.phase))
             for slug in missing:
-                _NOT_SUBMITTED[slug, job.device, level] = self.plugin.results.get(slug, [])
-                for test in _NOT_SUBMITTED[slug, job.device, level]:
-                    test.duration_s = 0.0  # nothing ran for any submission
-        return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, job.device, level])
+                key = (slug, job.device, level, job.phase)
+                _NOT_SUBMITTED[key] = self.plugin.results.get(slug, [])
+                for test in _NOT_SUBMITTED[key]:
+                    if test.duration_s is not None:
+                        test.duration_s = 0.0  # nothing ran for any submission
+        return {ex.slug: copy.deepcopy(_NOT_SUBMITTED[ex.slug, job.device, level, job.phase])
                 for ex in exercises}
 
 
-_NOT_SUBMITTED: dict[tuple[str, str, str], list[TestResult]] = {}
+_NOT_SUBMITTED: dict[tuple[str, str, str, Phase], list[TestResult]] = {}
 
 
 def _left_out(path: Path) -> str:
@@ -225,28 +359,33 @@ def _left_out(path: Path) -> str:
     return made[2]
 
 
-def _scale_points(result: SubmissionResult, points: dict[str, float]) -> None:
-    """Scale each listed exercise's tests by the points given over the exercise's points in
+def _scale_points(slug: str, tests: list[TestResult], points: dict[str, float]) -> None:
+    """Scale the tests of exercise ``slug`` by the points given over the exercise's points in
     the index (the sum of its suite's: a student release's public tests, a part of them, keep
     their share; its index holds the assignment's points already)."""
-    for ex in result.exercises:
-        total = catalog.get(ex.exercise).points
-        if ex.exercise in points and total > 0:
-            factor = points[ex.exercise] / total
-            for t in ex.tests:
-                t.score, t.max_score = t.score * factor, t.max_score * factor
+    total = catalog.get(slug).points
+    if slug in points and total > 0:
+        factor = points[slug] / total
+        for t in tests:
+            t.score, t.max_score = t.score * factor, t.max_score * factor
 
 
-def _in_phases(items: list[pytest.Item], level: str) -> list[pytest.Item]:
-    """``items`` in the order they run. Where hidden tests show less than public ones (any
-    level but ``full``), every public test runs first, and only then the hidden ones: each
-    public test has ended, and its output been taken, before the worker is sent its first
-    hidden input, so the output a public test shows can carry nothing of one (what a hidden
-    test's call prints is never shown at those levels). At ``full``, the suite's order."""
-    if level == "full":
-        return items
+def _in_phases(items: list[pytest.Item], level: str,
+               phase: Phase = Phase.WHOLE) -> list[pytest.Item]:
+    """The ``items`` a job of ``phase`` runs, in the order they run: a ``PUBLIC`` job's public
+    ones, a ``HIDDEN`` job's hidden ones. A ``WHOLE`` job runs them all; where hidden tests
+    show less than public ones (any level but ``full``), every public test first, and only
+    then the hidden ones: each public test has ended, and its output been taken, before the
+    worker is sent its first hidden input, so the output a public test shows can carry
+    nothing of one (what a hidden test's call prints is never shown at those levels). At
+    ``full``, the suite's order."""
     public = [item for item in items if verdict.visibility(item) == "public"]
-    return public + [item for item in items if verdict.visibility(item) != "public"]
+    hidden = [item for item in items if verdict.visibility(item) != "public"]
+    if phase is Phase.PUBLIC:
+        return public
+    if phase is Phase.HIDDEN:
+        return hidden
+    return items if level == "full" else public + hidden
 
 
 def _run_items(items: list[pytest.Item]) -> None:

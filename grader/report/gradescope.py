@@ -86,7 +86,8 @@ def gradescope_json(result: SubmissionResult, *,
     summary += notes
     return {
         "score": score,
-        "execution_time": round(result.duration_s, 3),
+        **({} if result.duration_s is None else
+           {"execution_time": round(result.duration_s, 3)}),
         "output": "\n".join(summary),
         "output_format": "text",
         "visibility": "visible",

@@ -3,7 +3,6 @@ network, no JavaScript; a Content-Security-Policy forbids loading anything)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,7 @@ def render(result: SubmissionResult) -> str:
                                   if ex is not None and ex.statement.is_file() else "")
     return _ENV.get_template("report.html.j2").render(
         r=result, meta=meta, statements=statements, counts=summary_counts(result),
-        generated=dt.datetime.now().strftime("%Y-%m-%d %H:%M"), fmt=numbers.points,
+        generated=numbers.generated(), fmt=numbers.points, seconds=numbers.seconds,
         show=_show, pct=numbers.percent, level=numbers.level, symbols=SYMBOLS,
         diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS,
         causes=causes, cause_of=cause_of, shared_fault=shared_fault, names=names,

@@ -25,7 +25,7 @@ from typing import Any
 
 import jinja2
 
-from grader import catalog, similarity
+from grader import catalog, numbers, similarity
 from grader.files import atomic_write_text, make_dir
 from grader.inert import inert
 
@@ -143,8 +143,6 @@ def write_similarity(out: Path, submissions: Iterable[Any], slugs: Sequence[str]
                      title: str = "Class report", generated: str = "") -> Path:
     """Compare the class (``check_class``), write ``out/similarity.html`` and
     ``out/similarity.csv`` atomically, and return the page's path."""
-    import datetime as dt
-
     checks = check_class(submissions, slugs)
     make_dir(out)
     rows: list[list[str | int | float]] = [
@@ -155,5 +153,5 @@ def write_similarity(out: Path, submissions: Iterable[Any], slugs: Sequence[str]
     write_csv(out / CSV, rows)
     page = out / PAGE
     atomic_write_text(page, render_similarity(
-        checks, title=title, generated=generated or dt.datetime.now().strftime("%Y-%m-%d %H:%M")))
+        checks, title=title, generated=generated or numbers.generated()))
     return page

@@ -113,11 +113,12 @@ class Printer:
         self._print(t)
 
     def _status(self, status: str, name: str, score: float, max_score: float,
-                duration_s: float) -> None:
+                duration_s: float | None) -> None:
         shown = click.style(f"{SYMBOLS.get(status, '?')} {status:<7}", fg=COLOURS.get(status))
         points = f"{numbers.points(score)}/{numbers.points(max_score)}"
         column = max(0, min(38, self.width - 29))  # the name's: the line fits a narrow width
-        self._echo(f"  {shown} {name:<{column}} {points:>7}  {duration_s:6.2f}s")
+        took = numbers.seconds(duration_s).replace(" ", "")
+        self._echo(f"  {shown} {name:<{column}} {points:>7}  {took:>7}".rstrip())
 
     def _print(self, t: TestResult, *, hint: bool = True) -> None:
         self._status(t.status, t.name, t.score, t.max_score, t.duration_s)
@@ -164,7 +165,7 @@ class Printer:
         every = whole and self._held_from_first
         self._status(first.status, f"all {len(held)} tests" if every else f"{len(held)} tests",
                      sum(t.score for t in held), sum(t.max_score for t in held),
-                     sum(t.duration_s for t in held))
+                     _total_seconds(held))
         self._wrap(first.reason)
         if first.kind_hint:
             self._wrap(f"{LABELS.get(first.kind or '', 'why')}: {first.kind_hint}", INDENT,
@@ -196,8 +197,12 @@ class Printer:
             if self.verbosity < 1 or e.status in ("not_submitted", "error"):
                 line = f"{e.exercise:<26} {e.status.replace('_', ' '):<14} " \
                        f"{numbers.points(e.score)}/{numbers.points(e.max_score)}"
-                if e.message and e.status != "not_submitted" and e.exercise not in self._shown:
-                    line += "  " + e.message  # (said once: with its tests when they were shown)
+                # said once: with its tests when they were shown and said it (a graded hidden
+                # test says only that the file could not be loaded)
+                if e.message and e.status != "not_submitted" and (
+                        e.exercise not in self._shown or
+                        all(t.message != e.message for t in e.tests)):
+                    line += "  " + e.message
                 self._wrap(line, "", " " * 28, fg=COLOURS.get(e.status))
         counts = summary_counts(result)
         self._wrap(f"Score {numbers.points(result.score)}/{numbers.points(result.max_score)} · "
@@ -209,3 +214,9 @@ class Printer:
             self._wrap(f"{hidden} hidden test{'s' if hidden != 1 else ''} will run when your "
                        "work is graded (this release holds the public tests only).", "")
         self._echo(f"Report: {report}")
+
+
+def _total_seconds(tests: list[TestResult]) -> float | None:
+    """The tests' durations added up; None when one is not reported (the graded level)."""
+    durations = [t.duration_s for t in tests]
+    return None if None in durations else sum(durations)

@@ -6,6 +6,7 @@ Each fault carries the test status it leads to and a one-sentence message for th
 from __future__ import annotations
 
 import signal
+from enum import StrEnum
 
 
 class LearnerFault(Exception):
@@ -29,7 +30,12 @@ class ImportFailed(LearnerFault):
 
 
 class MissingName(LearnerFault):
-    """The learner's module has no such function or class."""
+    """The learner's module has no such function or class: ``name`` (the grader's own name
+    for it, recorded when the module was loaded)."""
+
+    def __init__(self, message: str, *, name: str = "", **kw):
+        super().__init__(message, **kw)
+        self.name = name
 
 
 class LearnerRaised(LearnerFault):
@@ -46,7 +52,8 @@ class LearnerRaised(LearnerFault):
 
 
 class DiskFull(LearnerRaised):
-    """The learner's code filled its work folder (a size-limited tmpfs): ``ENOSPC``."""
+    """The learner's code filled its work folder (a size-limited tmpfs): ``ENOSPC`` raised in
+    the worker, and the folder found full by the grading process itself."""
 
     def __init__(self, exc_type: str, mro: list[str], message: str, limit_bytes: int, **kw):
         super().__init__(exc_type, mro, message, **kw)
@@ -66,11 +73,15 @@ class BadReturn(LearnerFault):
 
 
 class TimedOut(LearnerFault):
+    """A call ran out of its wall clock (``seconds``), or of the submission's time budget
+    (``budget``: ``seconds`` is then the budget)."""
+
     status = "timeout"
 
-    def __init__(self, seconds: float, message: str = "", **kw):
+    def __init__(self, seconds: float, message: str = "", *, budget: bool = False, **kw):
         super().__init__(message or f"timed out after {seconds:g} s", **kw)
         self.seconds = seconds
+        self.budget = budget
 
 
 class NotRun(LearnerFault):
@@ -79,18 +90,40 @@ class NotRun(LearnerFault):
     status = "not_run"
 
     def __init__(self, timeouts: int, seconds: float, **kw):
-        super().__init__(f"not run: {_count(timeouts)} calls already timed out after "
-                         f"{seconds:g} s", **kw)
+        super().__init__(not_run_message(timeouts, seconds), **kw)
+        self.timeouts, self.seconds = timeouts, seconds
+
+
+def not_run_message(timeouts: int, seconds: float) -> str:
+    return f"not run: {_count(timeouts)} calls already timed out after {seconds:g} s"
 
 
 def _count(n: int) -> str:
     return {2: "two", 3: "three"}.get(n, str(n))
 
 
+class CrashCause(StrEnum):
+    """Why a worker ended, as the grading process observed it itself (its cgroup or its own
+    sampling of the process tree, or the rlimit signal the kernel sends)."""
+
+    OUT_OF_MEMORY = "out_of_memory"
+    PROCESSES = "processes"
+    CPU_TIME = "cpu_time"
+    FILE_SIZE = "file_size"
+
+
+# the causes the grading process measured itself: a CPU or file-size signal can be sent by
+# the learner's own code, so a graded report does not repeat it (``engine/feedback.py``)
+OBSERVED_CAUSES = (CrashCause.OUT_OF_MEMORY, CrashCause.PROCESSES)
+
+
 class Crashed(LearnerFault):
+    """The learner's process ended; ``cause``: why, where the grader knows it."""
+
     status = "crashed"
 
-    def __init__(self, returncode: int | None, why: str = "", **kw):
+    def __init__(self, returncode: int | None, why: str = "", *,
+                 cause: CrashCause | None = None, **kw):
         if returncode is None:
             how = "with no exit status"
         elif returncode < 0:
@@ -103,6 +136,7 @@ class Crashed(LearnerFault):
         super().__init__(f"the learner's process ended: {how}" + (f" ({why})" if why else ""),
                          **kw)
         self.returncode = returncode
+        self.cause = cause
 
 
 class ObjectLost(LearnerFault):

@@ -77,14 +77,15 @@ class ForkServer:
         return json.loads(line)
 
     def spawn(self, *, env: dict[str, str], spec: dict[str, Any], submission: Path,
-              fds: list[int], shared: list[tuple[str, int]] = (),
+              fds: list[int], handout: int | None = None,
               timeout: float = 60.0) -> tuple[int, bool]:
         """Fork a worker: ``(pid, init)``, ``init`` when it is process 1 of its own PID
         namespace (no waiter); ``fds`` are its request-read, response-write, output-write
-        ends; ``shared``: ``(key, fd)`` of the sealed shared inputs it may map."""
+        ends; ``handout``: its end of the socket it is handed shared inputs on
+        (``shared_inputs.Handout``), or None. No shared input travels with a spawn."""
         msg = json.dumps({"op": "spawn", "env": env, "spec": spec, "submission": str(submission),
-                          "shared": [key for key, _ in shared]}).encode()
-        fds = [*fds, *(fd for _, fd in shared)]
+                          "handout": handout is not None}).encode()
+        fds = [*fds, *(() if handout is None else (handout,))]
         socket.send_fds(self.sock, [msg], fds)
         answer = self._answer(timeout)
         return int(answer["pid"]), bool(answer.get("init"))

@@ -29,6 +29,7 @@ from .treewatch import TreeWatch
 FD_OUTPUT_CAP = 64 * 1024
 STARVED_SHARE = 0.5  # a timed-out call waited for a CPU over half its time, and used less
 QUICK_S = 0.05  # a call answered within this is never judged for starvation: not sampled
+FULL_SLACK = 1 << 20  # a work folder with less free space than this is full
 
 
 def _run_delay(pid: int | None) -> float | None:
@@ -101,8 +102,8 @@ class WorkerProcess:
         self._main: tuple[int, int] | None = None  # (worker pid, pid of its learner process)
         self.starved_retries = 0  # calls sent again after a timeout they did not cause
         self.device_evidence = ""  # for a CUDA worker: how its device is known (gpu_watch)
-        # the encoder's test for an input this worker maps (``shared_inputs.lookup``)
-        self._shared: Callable[[Any], str | None] | None = None
+        # how this worker is handed the sealed shared inputs its requests name, or None
+        self._shared: shared_inputs.Handout | None = None
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -111,7 +112,14 @@ class WorkerProcess:
         if self.deadline is None:
             self.deadline = time.monotonic() + self.budget_s
         server = forkserver.get(self.preload)  # None: started with subprocess
-        self._shared = None  # (set by _fork: the inputs this worker maps)
+        # a fresh worker that takes over a request sent again (``starved_retries`` grew since
+        # the last worker started) is handed the shared inputs that request names; any other
+        # is handed none before its own requests name them
+        previous, self._shared = self._shared, None  # (set by _fork: this worker's handout)
+        carried = previous.pending if previous is not None and \
+            previous.retries != self.starved_retries else frozenset()
+        if previous is not None:
+            previous.close()
         self.workdir = isolation.prepare_workdir(self.files, harness=server is None)
         self.sandbox = isolation.Sandbox(self.device)
         req_r, self._req_w = os.pipe()
@@ -121,7 +129,7 @@ class WorkerProcess:
         os.set_blocking(self._req_w, False)  # requests are written against the call's deadline
         try:
             spec = self.sandbox.launch(self.workdir, req_r, resp_w)
-            self.proc = self._fork(server, spec, req_r, resp_w) if server else None
+            self.proc = self._fork(server, spec, req_r, resp_w, carried) if server else None
             if self.proc is None:
                 if server is not None:  # the fork server failed: this worker needs the files
                     isolation.add_harness(self.workdir, self.sandbox.uid)
@@ -154,20 +162,28 @@ class WorkerProcess:
             self._watch.start()
 
     def _fork(self, server: forkserver.ForkServer, spec: isolation.LaunchSpec, req_r: int,
-              resp_w: int) -> forkserver.ForkedWorker | None:
-        """A worker forked by the warm server, or None (then it is started with subprocess)."""
+              resp_w: int, carried: frozenset[str] = frozenset(),
+              ) -> forkserver.ForkedWorker | None:
+        """A worker forked by the warm server, or None (then it is started with subprocess).
+        It holds no shared input at its start but ``carried`` (``shared_inputs.Handout``)."""
         out_r, out_w = os.pipe()
-        shared = shared_inputs.offered()
+        handout = shared_inputs.Handout() if shared_inputs.enabled() else None
         try:
             pid, init = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
-                                     fds=[req_r, resp_w, out_w], shared=shared)
+                                     fds=[req_r, resp_w, out_w],
+                                     handout=handout.worker_end() if handout else None)
         except (OSError, ValueError):
             forkserver.drop(server)
             os.close(out_r)
+            if handout is not None:
+                handout.close()
             return None
         finally:
             os.close(out_w)
-        self._shared = shared_inputs.lookup(frozenset(key for key, _ in shared))
+        if handout is not None:
+            handout.retries = self.starved_retries
+            handout.started(carried)
+        self._shared = handout
         return forkserver.ForkedWorker(server, pid, os.fdopen(out_r, "rb"), init)
 
     def stop(self) -> None:
@@ -194,6 +210,8 @@ class WorkerProcess:
             if fd >= 0:
                 os.close(fd)
         self._req_w = self._resp_r = -1
+        if self._shared is not None:
+            self._shared.close()  # (kept: a fresh worker may take its last request over)
         if self.sandbox is not None:
             self.sandbox.cleanup()
         if self.workdir is not None:
@@ -215,26 +233,33 @@ class WorkerProcess:
     # -- calls --------------------------------------------------------------------------
     def request(self, op: str, *, module: str, func: str = "", args: tuple = (),
                 kwargs: dict | None = None, handle: int | None = None,
-                timeout: float = 10.0, bounds: protocol.Limits | None = None) -> Reply:
+                timeout: float = 10.0, bounds: protocol.Limits | None = None,
+                names: tuple[str, ...] = ()) -> Reply:
         """The learner's reply to one request, read within ``bounds`` (``reply.limits`` of
         the value the test expects; ``reply.LIMITS`` when unknown); raises the learner's
-        ``faults.LearnerFault`` (``BadReturn`` for a reply that cannot be read)."""
+        ``faults.LearnerFault`` (``BadReturn`` for a reply that cannot be read). ``names``
+        (``load`` only): the names the module must define; the reply lists those it lacks."""
         if self.proc is None:
             self.start()
         header = {"op": op, "module": module, "func": func, "handle": handle}
+        if names:
+            header["names"] = list(names)
         try:
-            frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})],
-                                          shared=self._shared)
+            frame = protocol.encode_frame(header, [list(args), dict(kwargs or {})], shared=(
+                self._shared.for_request() if self._shared is not None else None))
         except protocol.ProtocolError as exc:
             raise RuntimeError(f"grader bug: cannot send arguments: {exc}") from exc
         # a call that refers to learner objects cannot be sent to a fresh worker
-        head, blobs = self._exchange(frame, timeout, lambda: handle is None and not
+        head, blobs, deadline = self._exchange(frame, timeout, lambda: handle is None and not
                                      protocol.any_leaf((args, kwargs), lambda leaf:
                                                        isinstance(leaf, protocol.Handle)),
                                      bounds or reply.LIMITS)
-        answer = reply.read(head, blobs, op=op)  # faults.BadReturn when it cannot be read
+        try:  # faults.BadReturn when it cannot be read
+            answer = reply.read(head, blobs, op=op, deadline=deadline)
+        except protocol.ReadTimeout:  # this process's time on the reply is the call's too
+            raise faults.TimedOut(timeout) from None
         if isinstance(answer, reply.Failure):
-            raise _in_cells(self._fault(answer, module), module, self.files.get(module))
+            raise _in_cells(self._fault(answer, module, op), module, self.files.get(module))
         if self.device.startswith("cuda") and self.device_evidence != gpu_watch.OBSERVED \
                 and _on_cuda(answer.value):
             self.device_evidence = gpu_watch.evidence(self._main_pid())
@@ -244,15 +269,16 @@ class WorkerProcess:
         return answer
 
     def _exchange(self, frame: protocol.Frame, timeout: float, retryable: Callable[[], bool],
-                  bounds: protocol.Limits) -> tuple[dict[str, Any], list[bytes]]:
-        """Send one request and read its reply within the call's wall clock. A call that ran
+                  bounds: protocol.Limits) -> tuple[dict[str, Any], list[bytes], float]:
+        """Send one request and read its reply within the call's wall clock; the reply and
+        the deadline left to decode it in (``reply.read``). A call that ran
         out of time while its worker was starved (it waited for a CPU most of the time and
         its tree used little: load it did not cause) is sent once more to a fresh worker
         when it holds no learner object; any other timeout is the learner's."""
         for attempt in range(2):
             left = (self.deadline or float("inf")) - time.monotonic()
             if left <= 0:
-                raise faults.TimedOut(self.budget_s, message=self._budget_message())
+                raise faults.TimedOut(self.budget_s, message=self._budget_message(), budget=True)
             deadline = time.monotonic() + min(timeout, left)
             fairness = None
             try:
@@ -262,22 +288,23 @@ class WorkerProcess:
                     # not a quick call: how fairly its worker is served is measured from here
                     # (most calls end sooner, and read nothing from /proc)
                     fairness = self._fairness_sample()
-                return protocol.read_frame(self._resp_r, deadline, limits=bounds)
+                return (*protocol.read_frame(self._resp_r, deadline, limits=bounds), deadline)
             except protocol.ReadTimeout:
                 starved = fairness is not None and self._was_starved(fairness)
                 self.stop()
                 if timeout > left:
-                    raise faults.TimedOut(self.budget_s,
-                                          message=self._budget_message()) from None
+                    raise faults.TimedOut(self.budget_s, message=self._budget_message(),
+                                          budget=True) from None
                 if not (starved and attempt == 0 and retryable()):
                     raise faults.TimedOut(timeout) from None
                 self.starved_retries += 1
                 self.start()
             except (protocol.PeerClosed, BrokenPipeError):
                 code = self.proc.wait() if self.proc is not None else None
-                why = self._why_it_ended(code)
+                cause = self._why_it_ended(code)
                 self.stop()
-                raise faults.Crashed(code, why=why) from None
+                raise faults.Crashed(code, why=_cause_text(cause) if cause else "",
+                                     cause=cause) from None
             except protocol.ProtocolError as exc:
                 self.stop()
                 raise reply.unreadable(str(exc)) from None
@@ -327,25 +354,45 @@ class WorkerProcess:
         return (f"timed out: the submission's time budget of {self.budget_s:g} s for all its "
                 "calls is used up")
 
-    def _why_it_ended(self, code: int | None) -> str:
-        if code == -signal.SIGKILL and self._watch is not None and self._watch.why:
-            return self._watch.why
+    def _why_it_ended(self, code: int | None) -> faults.CrashCause | None:
+        """Why the worker ended with ``code``, where the grading process knows it."""
+        if code == -signal.SIGKILL and self._watch is not None and self._watch.cause:
+            return self._watch.cause
         if code == -signal.SIGKILL and self.sandbox is not None and self.sandbox.out_of_memory():
-            return f"out of memory: over the {isolation.MEMORY_BYTES / 2**30:g} GiB limit"
+            return faults.CrashCause.OUT_OF_MEMORY
         if code == -signal.SIGXCPU:
-            return f"CPU time limit of {isolation.CPU_SECONDS} s"
+            return faults.CrashCause.CPU_TIME
         if code == -signal.SIGXFSZ:
-            return f"file size limit of {isolation.FILE_BYTES >> 20} MiB"
-        return ""
+            return faults.CrashCause.FILE_SIZE
+        return None
 
-    def _fault(self, failure: reply.Failure, module: str) -> faults.LearnerFault:
-        """The fault of a call that failed (its fields are checked and inert already)."""
+    def _work_folder_full(self) -> bool:
+        """Whether the worker's work folder (its own tmpfs) has less than ``FULL_SLACK`` bytes
+        free, measured by this process through the worker's root (``/proc/PID/root``), never
+        taken from the worker's word."""
+        pid = self._main_pid()
+        if pid is None or self.workdir is None:
+            return False
+        try:
+            st = os.statvfs(f"/proc/{pid}/root{self.workdir}")
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < FULL_SLACK
+
+    def _fault(self, failure: reply.Failure, module: str, op: str) -> faults.LearnerFault:
+        """The fault of a request that failed (its fields are checked and inert already).
+
+        Only a ``load`` request's failure can be the file's: its import failed, or it was not
+        submitted. Any other request's failure is a failed call, whatever the worker says it
+        was (a reply that claims a failed import or a missing name is the learner's word, and
+        a call's word may depend on its inputs): ``MissingName`` comes from the names recorded
+        at ``load`` (``proxy.LearnerProxy``), and a full disk from the folder measured here."""
         kind, where, exc_type, message = (failure.kind, failure.where, failure.exc_type,
                                           failure.message)
         kw = {"output": failure.output, "traceback": failure.traceback}
         if kind == "bad_return":
             return faults.BadReturn(f"the function returned {message}", **kw)
-        if where == "import":
+        if op == "load":
             if kind == "missing" or exc_type == "FileNotFoundError":
                 return faults.NotSubmitted(f"{module}.py was not submitted", **kw)
             if exc_type == NOT_TEXT:  # the worker never imported it (text_problem)
@@ -356,15 +403,31 @@ class WorkerProcess:
                     f"{module}.py has a {exc_type}{at}: {message.split(' (line')[0]}", **kw)
             return faults.ImportFailed(
                 f"{module}.py raised {exc_type} while being imported: {message}", **kw)
+        if where == "import":  # a fresh worker imported the file again, and it failed there
+            return faults.LearnerRaised(exc_type, failure.mro,
+                                        f"while {module}.py was imported again: {message}", **kw)
         if kind == "missing":
-            return faults.MissingName(f"{module}.py {message}", **kw)
+            return faults.LearnerRaised("AttributeError", ["AttributeError", "Exception",
+                                                           "BaseException"], message, **kw)
         if exc_type == "NotImplementedError":
             return faults.NotImplementedYet("not implemented yet (the function raises "
                                             "NotImplementedError)", output=failure.output)
         if message.startswith("[Errno 28]") and "OSError" in failure.mro and \
-                self.sandbox is not None and self.sandbox.caps.private_mounts:
+                self.sandbox is not None and self.sandbox.caps.private_mounts and \
+                self._work_folder_full():
             return faults.DiskFull(exc_type, failure.mro, message, isolation.DISK_BYTES, **kw)
         return faults.LearnerRaised(exc_type, failure.mro, message, **kw)
+
+
+def _cause_text(cause: faults.CrashCause) -> str:
+    """The words for why a worker ended, with the limits as they are set now."""
+    return {
+        faults.CrashCause.OUT_OF_MEMORY:
+            f"out of memory: over the {isolation.MEMORY_BYTES / 2**30:g} GiB limit",
+        faults.CrashCause.PROCESSES: f"over {isolation.PIDS} processes",
+        faults.CrashCause.CPU_TIME: f"CPU time limit of {isolation.CPU_SECONDS} s",
+        faults.CrashCause.FILE_SIZE: f"file size limit of {isolation.FILE_BYTES >> 20} MiB",
+    }[cause]
 
 
 def _in_cells(fault: faults.LearnerFault, module: str,

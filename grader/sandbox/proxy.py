@@ -42,10 +42,14 @@ class CallLog:
 
 class LearnerProxy:
     def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
-                 log: CallLog, observer: Observer | None = None) -> None:
+                 log: CallLog, observer: Observer | None = None,
+                 missing: frozenset[str] = frozenset()) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
         self._observer = observer  # told of each request and reply (engine/observer.py)
         self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
+        # the names the module lacked when it was loaded (``load``): calling one is the
+        # file's fault, said in the grader's words without asking the worker again
+        self._missing = missing
 
     @contextmanager
     def _expecting(self, expected: Any) -> Iterator[None]:
@@ -58,7 +62,9 @@ class LearnerProxy:
             self._bounds = None
 
     def _request(self, op: str, func: str, args: tuple, kwargs: dict,
-                 handle: Handle | None = None) -> Any:
+                 handle: Handle | None = None, names: tuple[str, ...] = ()) -> Any:
+        if handle is None and func in self._missing and op in ("call", "new"):
+            raise faults.MissingName(f"{self._slug}.py does not define {func!r}", name=func)
         self._log.calls += 1
         if self._observer is not None:
             self._observer.requested(op, func, args, kwargs)
@@ -66,7 +72,7 @@ class LearnerProxy:
             reply = self._worker.request(op, module=self._slug, func=func, args=args,
                                          kwargs=kwargs, timeout=self._timeout,
                                          handle=None if handle is None else handle.id,
-                                         bounds=self._bounds)
+                                         bounds=self._bounds, names=names)
         except Exception as exc:
             self._log.add(getattr(exc, "output", "") + self._worker.take_output())
             raise
@@ -82,9 +88,18 @@ class LearnerProxy:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._request("call", name, args, kwargs)
 
-    def load(self) -> None:
-        """Import the learner's module now (import errors surface here)."""
-        self._request("load", "", (), {})
+    def load(self, names: tuple[str, ...] = ()) -> frozenset[str]:
+        """Import the learner's module now (import errors surface here); the names of
+        ``names`` it does not define. The worker's answer is kept to ``names``: a reply that
+        is not a list of them is one that cannot be read."""
+        lacking = self._request("load", "", (), {}, names=names)
+        if lacking is None and not names:
+            return frozenset()
+        if type(lacking) is not list or not all(type(n) is str and n in names
+                                                for n in lacking):
+            raise faults.BadReturn("importing the module returned data the grader cannot "
+                                   "read: not a list of the names asked for")
+        return frozenset(lacking)
 
     @property
     def last_call_seconds(self) -> float:

@@ -149,9 +149,12 @@ def from_frame(frame: bytes | bytearray, *, op: str = "call",
     return read(head, blobs, op=op)
 
 
-def read(head: dict[str, Any], blobs: list[bytes], *, op: str) -> Reply | Failure:
+def read(head: dict[str, Any], blobs: list[bytes], *, op: str,
+         deadline: float | None = None) -> Reply | Failure:
     """The reply to an ``op`` request; raises ``faults.BadReturn`` when it cannot be read, and
-    nothing else (an error a check missed is still the learner's unreadable reply)."""
+    nothing else (an error a check missed is still the learner's unreadable reply), but
+    ``protocol.ReadTimeout`` when decoding its value goes on past ``deadline``: the grading
+    process's own time on a reply counts against the call's limit."""
     output = ""
     try:
         output = _output(head)
@@ -163,7 +166,10 @@ def read(head: dict[str, Any], blobs: list[bytes], *, op: str) -> Reply | Failur
             raise _Bad(f"'duration_s' is {_kind(duration)}, not a number of seconds")
         if ok:
             try:
-                value = protocol.decode_value(head, blobs, tensor_device=None)
+                value = protocol.decode_value(head, blobs, tensor_device=None,
+                                              deadline=deadline)
+            except protocol.ReadTimeout:
+                raise
             except protocol.ProtocolError as exc:
                 raise _Bad(str(exc)) from None
             if op == "new" and type(value) is not protocol.Handle:
@@ -172,6 +178,8 @@ def read(head: dict[str, Any], blobs: list[bytes], *, op: str) -> Reply | Failur
         return _failure(head, output, float(duration))
     except _Bad as exc:
         raise unreadable(str(exc), output) from None
+    except protocol.ReadTimeout:
+        raise
     except Exception as exc:  # noqa: BLE001 - a check missed: still the learner's reply
         raise unreadable(f"malformed reply ({type(exc).__name__})", output) from None
 

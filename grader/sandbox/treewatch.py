@@ -20,6 +20,7 @@ import threading
 import time
 from pathlib import Path
 
+from .faults import CrashCause
 from .isolation import signal_all, signal_group
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -69,7 +70,7 @@ class TreeWatch(threading.Thread):
     """Kills the tree of ``pid`` once it holds more than ``max_procs`` processes or its memory
     grows more than ``max_growth`` bytes over the start.
 
-    ``why`` says which budget it enforced ("" while it has not acted).
+    ``cause`` says which budget it enforced (None while it has not acted).
     """
 
     def __init__(self, pid: int, *, max_growth: int, max_procs: int,
@@ -78,7 +79,7 @@ class TreeWatch(threading.Thread):
         self.pid, self.max_growth, self.max_procs = pid, max_growth, max_procs
         self.max_cpus = max_cpus
         self.baseline = memory_bytes(tree_pids(pid))
-        self.why = ""
+        self.cause: CrashCause | None = None
         self.cpu_seconds = 0.0  # CPU time the tree used while watched (ended processes too)
         self.throttled_s = 0.0
         self._seen: dict[int, float] = {}
@@ -89,9 +90,9 @@ class TreeWatch(threading.Thread):
         while not self._halt.wait(INTERVAL_S):
             pids = tree_pids(self.pid, limit=self.max_procs + 1)
             if len(pids) > self.max_procs:
-                self.why = f"over {self.max_procs} processes"
+                self.cause = CrashCause.PROCESSES
             elif memory_bytes(pids) - self.baseline > self.max_growth:
-                self.why = f"out of memory: over the {self.max_growth / 2**30:g} GiB limit"
+                self.cause = CrashCause.OUT_OF_MEMORY
             else:
                 now = time.monotonic()
                 used = self._count_cpu(pids)

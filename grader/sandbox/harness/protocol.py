@@ -324,12 +324,17 @@ def _shown(value: Any) -> str:
 
 
 class _Decoder:
+    CLOCK_EVERY = 1024  # lists decoded between two looks at the clock (``deadline``)
+
     def __init__(self, blobs: list[bytes], *, allow_recipes: bool, tensor_device: str | None,
-                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None):
+                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None,
+                 deadline: float | None = None):
         self.blobs = blobs
         self.allow_recipes = allow_recipes
         self.tensor_device = tensor_device
         self.shared = shared
+        self.deadline = deadline
+        self._lists = 0
 
     def _blob(self, index: Any) -> bytes:
         if type(index) is not int or not 0 <= index < len(self.blobs):
@@ -351,6 +356,10 @@ class _Decoder:
                 raise ProtocolError("a non-finite number outside its tag")
             return node
         if kind is list:
+            self._lists += 1
+            if self.deadline is not None and self._lists % self.CLOCK_EVERY == 0 and \
+                    time.monotonic() > self.deadline:
+                raise ReadTimeout("the deadline passed while the value was decoded")
             return [self.decode(v, depth + 1) for v in node]
         if kind is not dict:
             raise ProtocolError("malformed value")
@@ -462,12 +471,16 @@ def encode_message(header: dict[str, Any], payload: Any) -> bytes:
 
 def decode_value(head: dict[str, Any], blobs: list[bytes], *, allow_recipes: bool = False,
                  tensor_device: str | None = None,
-                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None) -> Any:
+                 shared: Mapping[str, Callable[[], np.ndarray]] | None = None,
+                 deadline: float | None = None) -> Any:
     """The value of a frame; ``ProtocolError`` for anything that is not well-formed plain
-    data (the checks above; the ``except`` is a backstop, not the rule)."""
+    data (the checks above; the ``except`` is a backstop, not the rule); ``ReadTimeout``
+    when decoding it goes on past ``deadline`` (``time.monotonic``)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise ReadTimeout("the deadline passed before the value was decoded")
     try:
         return _Decoder(blobs, allow_recipes=allow_recipes, tensor_device=tensor_device,
-                        shared=shared).decode(head.get("value"))
+                        shared=shared, deadline=deadline).decode(head.get("value"))
     except ProtocolError:
         raise
     except (LookupError, TypeError, ValueError, ArithmeticError, RecursionError,

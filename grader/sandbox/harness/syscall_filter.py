@@ -124,8 +124,8 @@ REFUSED: dict[str, tuple[str, ...]] = {
     "watches": ("inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
                 "fanotify_init", "fanotify_mark", "mincore"),
     # shared between workers of one IPC namespace: System V IPC, POSIX message queues,
-    # flock on shared read-only files; socketpair: Unix sockets, which can bind abstract
-    # names in the shared network namespace
+    # flock on shared read-only files (fcntl's record locks: FCNTLS, below); socketpair: Unix
+    # sockets, which can bind abstract names in the shared network namespace
     "shared": ("shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
                "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink",
                "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "flock",
@@ -159,9 +159,15 @@ FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
 # its own 1..2047 (UVM_IOCTL_BASE(i) = i) plus UVM_INITIALIZE/DEINITIALIZE (0x3000000x).
 # Landlock lets the worker issue device ioctls on /dev/nvidia* only.
 GPU_IOCTL_MASKS = ((0xFF00, 0x4600), (0xFFFFF800, 0), (0xFFFFFFFC, 0x30000000))
-# fcntl: descriptors, status flags, record locks, pipe sizes, seals; not F_SETOWN/F_SETSIG
-# (signals to others), F_SETLEASE (blocks others' opens), F_NOTIFY (dnotify: a watch)
-FCNTLS = (0, 1, 2, 3, 4, 5, 6, 7, 36, 37, 38, 1030, 1031, 1032, 1033, 1034)
+# fcntl: descriptors (F_DUPFD, F_GETFD, F_SETFD, F_DUPFD_CLOEXEC), status flags (F_GETFL,
+# F_SETFL), pipe sizes, seals; not F_SETOWN/F_SETSIG (signals to others), F_SETLEASE (blocks
+# others' opens), F_NOTIFY (dnotify: a watch), nor any record lock (RECORD_LOCKS): a lock on
+# a file every worker may read (a shared library) is seen by every other worker that tests it
+FCNTLS = (0, 1, 2, 3, 4, 1030, 1031, 1032, 1033, 1034)
+# F_GETLK, F_SETLK, F_SETLKW (POSIX, also lockf) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW
+# (open file description locks): refused with EPERM, like every command not in FCNTLS
+RECORD_LOCKS = {"F_GETLK": 5, "F_SETLK": 6, "F_SETLKW": 7, "F_OFD_GETLK": 36,
+                "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38}
 # prctl: PDEATHSIG get/set, GET_DUMPABLE, NAME set/get, GET_SECCOMP, CAPBSET_READ, TIMERSLACK
 # set/get, GET_CHILD_SUBREAPER, NO_NEW_PRIVS set (again)/get, GET_TID_ADDRESS, THP_DISABLE
 # set/get, GET_SPECULATION_CTRL, SET_VMA (naming its own mappings)

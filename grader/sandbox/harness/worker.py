@@ -16,15 +16,19 @@ Requests (``header["op"]``):
 
 from __future__ import annotations
 
+import array
 import builtins
 import functools
 import importlib.util
 import io
+import json
 import mmap
 import os
+import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +75,15 @@ class CappedWriter(io.TextIOBase):
 
 class Worker:
     def __init__(self, submission_dir: Path, request_fd: int, response_fd: int,
-                 shared: dict[str, int] | None = None) -> None:
-        """``shared``: key -> descriptor of a sealed shared input (``shared_inputs.py``)."""
+                 handout_fd: int | None = None) -> None:
+        """``handout_fd``: this worker's end of the socket the grader hands it the sealed
+        shared inputs its requests name on (``shared_inputs.py``), or None."""
         self.submission_dir = submission_dir
         self.request_fd = request_fd
         self.response_fd = response_fd
         self.modules: dict[str, Any] = {}
         self.objects: dict[int, Any] = {}
-        self.shared = {key: functools.partial(_map_shared, fd) for key, fd in
-                       (shared or {}).items()}
+        self.shared = _Handed(handout_fd) if handout_fd is not None else None
 
     # -- learner code -----------------------------------------------------------------
     def learner_files(self) -> set[str]:
@@ -140,9 +144,10 @@ class Worker:
         sys.stdout = sys.stderr = out
         started = time.perf_counter()
         try:
-            if op == "load":
-                self.load(str(header["module"]))
-                result: Any = None
+            if op == "load":  # import the module; answer which of ``names`` it lacks
+                module = self.load(str(header["module"]))
+                result: Any = [str(n) for n in header.get("names") or ()
+                               if not hasattr(module, str(n))]
             else:
                 args, kwargs = self.materialise(
                     protocol.decode_value(header, blobs, allow_recipes=True,
@@ -212,6 +217,53 @@ class Worker:
                 return
             frame = self.handle(header, blobs)
             protocol.write_frame(self.response_fd, frame)
+
+
+class _Handed(Mapping):
+    """The shared inputs handed to this worker so far, key -> a fresh private mapping of each:
+    a key not held yet is looked for among what the grader sent on the handout socket (sent
+    before the request that names it), read without waiting."""
+
+    def __init__(self, fd: int) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self.held: dict[str, Callable[[], np.ndarray]] = {}
+
+    def _receive(self) -> None:
+        room = socket.CMSG_SPACE(MAX_HANDED * 4)
+        while True:
+            try:  # (``socket.recv_fds`` drops its flags before Python 3.13: recvmsg itself)
+                msg, ancillary, _, _ = self.sock.recvmsg(
+                    65536, room, socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
+                keys = json.loads(msg) if msg else None
+            except (OSError, ValueError):  # nothing more to read (or the learner broke it)
+                return
+            fds = array.array("i")
+            for level, kind, data in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+            if not isinstance(keys, list):
+                return
+            for key, fd in zip(keys, fds):
+                self.held[str(key)] = functools.partial(_map_shared, fd)
+
+    def __getitem__(self, key: str) -> Callable[[], np.ndarray]:
+        if key not in self.held:
+            self._receive()
+        return self.held[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key not in self.held:
+            self._receive()
+        return key in self.held
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.held)
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+
+MAX_HANDED = 64  # descriptors one handout message carries (``shared_inputs.MAX_PER_MESSAGE``)
 
 
 def _map_shared(fd: int) -> np.ndarray:

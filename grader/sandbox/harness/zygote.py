@@ -13,10 +13,12 @@ socket, once confined); and it forks each worker straight into a new PID namespa
 process 1, so no waiter process is forked inside the worker (``namespaces.become_init``).
 
 Control messages are JSON on a Unix socket; file descriptors travel with ``SCM_RIGHTS``:
-- ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR, "shared": [key, ...]}``
-  with the worker's request-read, response-write and output-write fds, then one sealed
-  shared input's fd per key; the answer is ``{"pid": N, "init": B}``, ``init`` true when the
-  worker is process 1 of its own PID namespace (its learner code runs in that process);
+- ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR, "handout": B}`` with the
+  worker's request-read, response-write and output-write fds, then, when ``handout`` is true,
+  its end of the socket the grader hands it sealed shared inputs on, each with the request
+  that names it (``shared_inputs.Handout``: never at the spawn); the answer is ``{"pid": N,
+  "init": B}``, ``init`` true when the worker is process 1 of its own PID namespace (its
+  learner code runs in that process);
 - ``{"op": "wait", "pid": N, "timeout": S}``: ``{"status": code}`` once the child has ended
   (``-signal`` when killed by one, like ``subprocess``), ``{"status": null}`` when it has not.
 """
@@ -36,7 +38,7 @@ from . import confine, namespaces
 from .libc import die_with_parent
 
 _ENDED: dict[int, int] = {}
-MAX_SHARED = 64  # shared inputs a spawn may carry (``shared_inputs.MAX_INPUTS``)
+SPAWN_FDS = 4  # descriptors a spawn carries: three pipes' ends and the handout socket
 
 
 class _Own:
@@ -141,7 +143,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init:
         control.close()
         os.setsid()
         request_fd, response_fd, output_fd = fds[:3]
-        shared = dict(zip(req.get("shared", []), fds[3:]))
+        handout = fds[3] if req.get("handout") and len(fds) > 3 else None
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
         os.close(output_fd)
@@ -153,7 +155,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init:
         from .worker import Worker
 
         sys.path.insert(0, str(submission))
-        Worker(submission, request_fd, response_fd, shared).serve()
+        Worker(submission, request_fd, response_fd, handout).serve()
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 - report and never return into the server
         try:
@@ -165,7 +167,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init:
 def serve(control: socket.socket) -> None:
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 3 + MAX_SHARED)
+            msg, fds, _, _ = socket.recv_fds(control, 1 << 20, SPAWN_FDS)
         except OSError:
             return
         if not msg:
