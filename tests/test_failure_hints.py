@@ -142,7 +142,8 @@ def test_kinds_of_rollout_failures(grade_src):
     assert tests["one_layer_one_head"].kind_hint == "Every value of yours is 3 times the " \
         "expected one."
     close = tests["three_layers_four_heads"]
-    assert close.kind == "precision" and "float32 rounding" in close.kind_hint
+    assert close.kind == "precision" and "times what is allowed" in close.kind_hint
+    assert "float32 number" not in close.kind_hint  # its values are not float32 numbers
     known = tests["order_of_layers"]
     assert known.mistake == "first_layer_on_left" and known.kind == "known_mistake"
     assert known.kind_hint == ""  # the mistake's own message says it
@@ -280,15 +281,22 @@ def test_nan_observations():
                            "holds inf, and inf - inf, inf / inf and 0 * inf are NaN.")
 
 
-@pytest.mark.parametrize("factor, rtol, kind, words", [
-    (1 + 1e-7, 1e-9, "precision", "float32 rounding"),
-    (1 + 1e-9, 1e-12, "precision", "A truncated sum or series"),
-    (1.05, 1e-3, "values", ""),  # within 100 tolerances, but 5% off: not "close"
-], ids=["float32_sized", "series", "loose_tolerance"])
-def test_close_is_close_to_the_values_not_to_the_tolerance(factor, rtol, kind, words):
-    expected = np.linspace(1.0, 2.0, 12)
-    got = _observed(expected * factor, expected, rtol=rtol)
-    assert got[0] == kind and words in got[1]
+@pytest.mark.parametrize("actual, rtol, kind, words", [
+    (lambda e: e.astype(np.float32).astype(np.float64), 1e-9, "precision",
+     "every value of yours is a float32 number stored as float64"),
+    (lambda e: e * (1 + 1e-11), 1e-12, "precision", "A truncated sum or series"),
+    (lambda e: e * (1 + 1e-7), 1e-12, "values", ""),  # 1e5 times the tolerance: not close
+    (lambda e: e * 1.05, 1e-3, "values", ""),  # within 100 tolerances, but 5% off: not close
+], ids=["float32_numbers", "series", "far_over_the_tolerance", "loose_tolerance"])
+def test_close_is_close_to_the_values_and_to_the_tolerance(actual, rtol, kind, words):
+    """The precondition of the precision hint: within ``hints.CLOSE_TIMES`` of what the
+    tolerance allows and within 1e-3 of the values; float32 is named only where the values
+    are float32 numbers."""
+    expected = np.linspace(1.0, 2.0, 12) / 3
+    got = _observed(actual(expected), expected, rtol=rtol)
+    assert got[0] == kind and words in got[1], got
+    if kind == "precision" and "float32 number" not in words:
+        assert "float32 number" not in got[1]
 
 
 def test_failure_kinds():
@@ -373,3 +381,64 @@ def test_a_match_by_chance_is_not_named(grade_src):
     assert t.mistake is None and t.kind == "values"
     assert t.kind_hint.startswith("The wrong values are exactly those at pairs of patches "
                                   "radius + 1 apart")
+
+
+def test_large_inputs_only_where_every_smaller_test_of_the_function_passed(grade_src):
+    """The precondition of the "large inputs" hint: a smaller test of the same function that
+    failed (here the 2 x 5 grid, raising before any value was compared) refutes "right on the
+    smaller tests"; what was measured is said instead."""
+    src = GRID_LARGE.replace("    if H_p * W_p > 500:",
+                             "    if H_p * W_p == 10:\n        raise ValueError('x')\n"
+                             "    if H_p * W_p > 500:").replace("TypeError", "ValueError")
+    tests = by_name(grade_src(GRID, src))
+    assert tests["invalid_arguments_raise"].passed
+    assert not tests["non_square_grid"].passed
+    large = tests["large_grid"]
+    assert large.status == "failed" and large.kind != "large"
+    assert "smaller tests" not in large.kind_hint
+
+
+@pytest.mark.parametrize("exc_type, message, words", [
+    ("ValueError", "The truth value of an array with more than one element is ambiguous",
+     "combine masks with &"),
+    ("ValueError", "operands could not be broadcast together with shapes (3,) (4,)",
+     "Two shapes do not fit"),
+    ("ValueError", "radius must be >= 0", None),             # no shape advice without shapes
+    ("RuntimeError", "Expected all tensors to be on the same device, but found cuda:0",
+     "different devices"),
+    ("RuntimeError", "the learner's own words mention a device", None),
+    ("ValueError", "no device here but 'device' in the text", None),
+    ("TypeError", "unsupported operand type(s) for +: 'list' and 'int'", "np.asarray"),
+    ("TypeError", "'NoneType' object is not subscriptable", None),  # not a list: no asarray
+    ("AttributeError", "'list' object has no attribute 'shape'", "np.asarray"),
+    ("AttributeError", "'numpy.ndarray' object has no attribute 'dim'", "a torch method"),
+    ("NameError", "name 'np' is not defined", "has no value there"),
+    ("IndexError", "index 9 is out of bounds for axis 0 with size 9", "ran past the end"),
+    ("IndexError", "tuple index out of range", "ran past the end"),
+    ("KeyError", "'x'", None),
+    ("LinAlgError", "Singular matrix", "lstsq"),
+    ("ZeroDivisionError", "division by zero", "division by zero"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 20 else None)
+def test_exception_advice_only_under_its_precondition(exc_type, message, words):
+    """A table of ``hints.RAISED``: each piece of advice where its class and message say so,
+    and only there; elsewhere the hint says what happened and nothing more."""
+    kind, text = hints.classify(status="error", kind="raised", exc_type=exc_type,
+                                exc_message=message)
+    assert kind == "raised"
+    if words is None:
+        assert text == (f"Your function raised {exc_type} where it should return a result: "
+                        "the traceback points at the line.")
+    else:
+        assert words in text
+
+
+@pytest.mark.parametrize("expected, actual, tokens", [
+    ((10, 10), (9, 9), True),     # a token axis one short: the prefix tokens may be left out
+    ((17, 17), (13, 13), True),   # four registers
+    ((4,), (1,), False),          # one value per image where one per head is expected
+    ((4, 10), (4, 3), False),     # seven of ten missing: not a few prefix tokens
+], ids=["one_short", "four_short", "heads", "most_of_the_axis"])
+def test_prefix_token_advice_only_where_the_axis_can_count_tokens(expected, actual, tokens):
+    kind, text = _observed(np.zeros(actual), np.zeros(expected))
+    assert kind == "shape"
+    assert ("prefix tokens" in text) == tokens, text

@@ -26,6 +26,7 @@ shows the hint only where they meet.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,11 +201,11 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
             return "shape", (f"{where.capitalize()} is off by one ({act[differ[0]]} entries "
                              f"instead of {exp[differ[0]]}): check the range or slice bound "
                              f"that sets its length, and what it counts" + (
-                                 " (if tokens: the prefix tokens too)." if sizes.tokens
-                                 else "."))
+                                 " (if tokens: the prefix tokens too)." if
+                                 _may_count_tokens(exp, differ, 1, sizes) else "."))
         entries = "entry" if abs(gap) == 1 else "entries"
         each = "each have" if len(differ) > 1 else "has"
-        if not sizes.tokens:
+        if not _may_count_tokens(exp, differ, gap, sizes):
             return "shape", (f"{where.capitalize()} {each} {abs(gap)} {entries} too "
                              f"{'few' if gap < 0 else 'many'}: check the ranges, slices or "
                              f"conditions that set their lengths.")
@@ -219,6 +220,16 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
                          f"the patch grid belongs.")
     return "shape", (f"{where.capitalize()} differ ({act} instead of {exp}): check how each "
                      f"axis's length follows from the arguments.")
+
+
+def _may_count_tokens(exp: tuple[int, ...], differ: list[int], gap: int,
+                      sizes: SizeContext) -> bool:
+    """The precondition of advice about prefix tokens on a wrong shape: the exercise counts
+    tokens, and each axis that differs could count them: one entry off (a class token), or a
+    gap of a few prefix tokens (at most 4, under half the axis) on an axis that holds a prefix
+    and a grid of at least 2 x 2 patches (5 or more entries)."""
+    return sizes.tokens and all(abs(gap) == 1 or (exp[i] >= 5 and abs(gap) <= 4
+                                                  and 2 * abs(gap) < exp[i]) for i in differ)
 
 
 def _dtype_kind(name: str) -> str:
@@ -318,13 +329,13 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         with np.errstate(all="ignore"):
             r = np.abs(act[fin] - exp[fin]) / np.where(allowed > 0, allowed, np.inf)
         ratio = float(r.max()) if r.size else None
-    # close: the largest error is small next to the values themselves (a rounding or a
-    # truncated series, not a wrong formula), whatever the tolerance
+    # close: within CLOSE_TIMES of what is allowed, and small next to the values themselves
+    # (a rounding or a truncated series, not a wrong formula)
     scale = float(np.abs(exp[np.isfinite(exp)]).max()) if exp is not None and \
         np.isfinite(exp).any() else 0.0
     share = cmp.max_abs_error / scale if scale > 0 and cmp.max_abs_error is not None else rel
     close = share is not None and share <= 1e-3 and (
-        (rel is not None and rel <= 1e-3) or (ratio is not None and ratio <= 100))
+        ratio <= CLOSE_TIMES if ratio is not None else rel is not None and rel <= 1e-3)
     if not close:
         return _values(cmp, sizes)
     grows = (" The smaller tests pass, so the error grows with the size: a long sum "
@@ -334,15 +345,31 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         return "precision", (f"Close, but outside even the float32 tolerance{times}: accumulate "
                              f"in float64 (cast the inputs, or pass dtype=np.float64 to the sum)"
                              f" and convert at the end, if at all." + grows)
-    if rel is not None and 3e-8 <= rel <= 1e-4:  # float32's rounding: 6e-8 relative
-        return "precision", (f"Close, but outside the tolerance{times}: a relative error near "
-                             f"{rel:.0e} is the size of float32 rounding. Is an intermediate "
+    if act is not None and _float32_numbers(act):
+        return "precision", (f"Close, but outside the tolerance{times}: every value of yours "
+                             f"is a float32 number stored as float64, so an intermediate was "
                              f"float32 (np.float32 arrays, torch's default dtype, "
-                             f"astype(np.float32))? Compute in float64." + grows)
+                             f"astype(np.float32)). Compute in float64." + grows)
     return "precision", (f"Close, but outside the tolerance{times}: an approximation? A "
                          f"truncated sum or series (add terms until they no longer change the "
-                         f"result), an epsilon added to a denominator, or a rounded "
-                         f"constant." + grows)
+                         f"result), an epsilon added to a denominator, a rounded constant, or "
+                         f"a float32 intermediate." + grows)
+
+
+# "close" (the precision hint) is within this many times what the tolerance allows
+CLOSE_TIMES = 100
+
+
+def _float32_numbers(act: np.ndarray) -> bool:
+    """Whether every finite value of ``act`` is a float32 number, some of them not integers
+    (an integer is a float32 number whatever computed it)."""
+    if act.dtype.kind != "f":
+        return False
+    fin = act[np.isfinite(act)].astype(np.float64)
+    if fin.size == 0 or bool((fin == np.round(fin)).all()):
+        return False
+    with np.errstate(all="ignore"):
+        return bool((fin.astype(np.float32).astype(np.float64) == fin).all())
 
 
 def _values(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
@@ -574,44 +601,75 @@ _BY_COMPARISON: dict[str, Any] = {
 
 # -- exceptions and sizes ------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class ExceptionAdvice:
+    """Advice for an exception, given only under its precondition: the exception's class is
+    one of ``classes`` (by name, a module prefix dropped) and, when ``says`` is set, its
+    message matches that pattern (case-insensitive). The first rule of ``RAISED`` that holds
+    gives the text; where none holds, the hint says what happened and nothing more."""
+
+    classes: tuple[str, ...]
+    says: str | None
+    text: str
+
+    def holds(self, base: str, message: str) -> bool:
+        return base in self.classes and (
+            self.says is None or re.search(self.says, message, re.IGNORECASE) is not None)
+
+
+_SHAPES = ("Two shapes do not fit together inside your function (the message shows them): "
+           "print the shapes of that line's operands on a small input.")
+_MEMORY = ("An intermediate array too large for memory: avoid building all pairs or a dense "
+           "(n, n, n) array when a matrix product does the same.")
+RAISED: tuple[ExceptionAdvice, ...] = (
+    ExceptionAdvice(("ValueError",), r"truth value of an array",
+                    "`and`, `or`, `not` or `if` met an array of several values: combine masks "
+                    "with &, | and ~ (in parentheses), and test them with .any() or .all()."),
+    ExceptionAdvice(("ValueError", "RuntimeError"),
+                    r"could not be broadcast|cannot reshape|not aligned|shape mismatch|"
+                    r"size of tensor|must match the size|mat1 and mat2 shapes|shapes? .* "
+                    r"(do not|don't|cannot) |incompatible (shape|dimension)", _SHAPES),
+    ExceptionAdvice(("IndexError",), r"out of (bounds|range)",
+                    "An index ran past the end of an axis (the message says which index and "
+                    "axis): check the loop bounds, slices and computed indices that reach it."),
+    ExceptionAdvice(("ZeroDivisionError",), None,
+                    "A division by zero: which denominator can be zero for these inputs?"),
+    ExceptionAdvice(("FloatingPointError",), r"divide",
+                    "A division by zero: which denominator can be zero for these inputs?"),
+    ExceptionAdvice(("TypeError", "AttributeError"), r"'list' object|type\(s\).*'list'",
+                    "A list arrived where your code expects an array: convert the inputs with "
+                    "np.asarray first."),
+    ExceptionAdvice(("TypeError",), r"unexpected keyword argument|required positional "
+                    r"argument|positional arguments? but",
+                    "The function was called as the contract's signature says, and yours takes "
+                    "other arguments: compare your def line with the contract's."),
+    ExceptionAdvice(("AttributeError",), r"'numpy\.ndarray' object has no attribute",
+                    "A numpy array has no such attribute: a torch method (.size(), .dim(), "
+                    ".view()) on a numpy array? numpy has .shape, .ndim and reshape."),
+    ExceptionAdvice(("NameError", "UnboundLocalError"), None,
+                    "A name your code uses has no value there: a typo, a variable used before "
+                    "it is assigned, or an import left out."),
+    ExceptionAdvice(("MemoryError",), None, _MEMORY),
+    ExceptionAdvice(("RuntimeError", "OutOfMemoryError"), r"out of memory", _MEMORY),
+    ExceptionAdvice(("LinAlgError",), r"singular",
+                    "A singular matrix: solve least squares with np.linalg.lstsq (or the "
+                    "pseudo-inverse) instead of inverting X^T X."),
+    ExceptionAdvice(("RecursionError",), None,
+                    "Your recursion never reaches its base case: prefer a loop or a vector "
+                    "formula."),
+    ExceptionAdvice(("RuntimeError",), r"expected all tensors to be on the same device|"
+                    r"on (a )?different device|device mismatch",
+                    "Tensors on different devices: create new tensors on the input's device "
+                    "(device=x.device)."),
+)
+
+
 def _raised(exc_type: str, message: str) -> str:
-    low = message.lower()
+    """The advice of the first ``RAISED`` rule whose precondition holds, else what happened."""
     base = exc_type.rsplit(".", 1)[-1]
-    if base == "ValueError" and any(w in low for w in ("broadcast", "shape", "reshape")):
-        return ("Your function raised ValueError from numpy: the shapes of two arrays do not "
-                "fit together (the message shows them). Print the shapes of that line's "
-                "operands on a small input.")
-    if base == "ValueError":
-        return ("Your function raised ValueError on arguments that are valid here: compare "
-                "your checks with the contract (the smallest sizes and the edge cases it "
-                "allows), or look for a shape mismatch inside a numpy call.")
-    if base == "IndexError":
-        return ("An index ran past the end of an axis (the message says which index and "
-                "axis): check the loop bounds, slices and computed indices that reach it.")
-    if base in ("ZeroDivisionError", "FloatingPointError"):
-        return "A division by zero: which denominator can be zero for these inputs?"
-    if base == "TypeError":
-        return ("An argument arrived in another form than you assumed (a list instead of an "
-                "array, an int instead of a float, a keyword argument): convert inputs with "
-                "np.asarray and check the signature.")
-    if base == "AttributeError":
-        return ("An attribute your code uses does not exist on this input: a list has no "
-                ".shape (use np.asarray first), a numpy array has no .size() call.")
-    if base == "KeyError":
-        return "A dictionary lookup failed: which key can be missing for these inputs?"
-    if base == "MemoryError" or "out of memory" in low:
-        return ("An intermediate array too large for memory: avoid building all pairs or a "
-                "dense (n, n, n) array when a matrix product does the same.")
-    if base == "LinAlgError":
-        return ("A singular matrix: solve least squares with np.linalg.lstsq (or the "
-                "pseudo-inverse) instead of inverting X^T X.")
-    if base == "RecursionError":
-        return "Your recursion never reaches its base case: prefer a loop or a vector formula."
-    if "device" in low:
-        return "Tensors on different devices: create new tensors on the input's device."
-    if "shape" in low or "size" in low or "dimension" in low:
-        return ("Two shapes do not fit together inside your function: print the shapes of "
-                "the operands of that line on a small input.")
+    for advice in RAISED:
+        if advice.holds(base, message):
+            return advice.text
     return (f"Your function raised {base} where it should return a result: the traceback "
             f"points at the line.")
 

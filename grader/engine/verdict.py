@@ -99,17 +99,26 @@ def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
         return hints.SizeContext(tokens=tokens)
     history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
     funcs = frozenset(check.functions)
-    # the smaller tests of the same functions: another function's tests say nothing of size
-    smaller = [(size, ok) for size, ok, f in history if 0 < 4 * size <= check.size
-               and (f & funcs or not (f or funcs))]
-    if not smaller or not all(ok for _, ok in smaller):
+    # the earlier tests of the same functions: another function's tests say nothing of size
+    same = [(size, ok) for size, ok, f in history if size < check.size
+            and (f & funcs or not (f or funcs))]
+    # "large inputs" needs every smaller one passed, and some at most a quarter of the size
+    smaller = [(size, ok) for size, ok in same if 0 < 4 * size <= check.size]
+    if not smaller or not all(ok for _, ok in same):
         return hints.SizeContext(size=check.size, tokens=tokens)
     return hints.SizeContext(size=check.size, smaller_passed=len(smaller),
                              smaller_max=max(size for size, _ in smaller), tokens=tokens)
 
 
-def _remember(item: pytest.Item, check: Check | None, passed: bool) -> None:
-    if check is not None and check.valued:
+def _remember(item: pytest.Item, check: Check | None, passed: bool,
+              kind: str | None = None) -> None:
+    """Record the test's size, outcome and functions (every test that called the learner:
+    one that raised before any value was compared counts as a failed one), for the "large
+    inputs" hint's precondition; a failure on invalid arguments (``kind`` ``not_raised`` or
+    ``wrong_exception``) says nothing of sizes and is not recorded."""
+    if kind in ("not_raised", "wrong_exception"):
+        return
+    if check is not None and (check.valued or check.checks):
         history = item.config.stash.setdefault(_HISTORY, {})
         history.setdefault(_slug(item), []).append((check.size, passed,
                                                     frozenset(check.functions)))
@@ -224,5 +233,5 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
             result.kind = next(iter(kinds - {"large"}), None)
         if hint_for & kinds:
             result.hint = hint
-    _remember(item, check, False)
+    _remember(item, check, False, result.kind)
     return result
