@@ -85,6 +85,10 @@ class GradeFailure(AssertionError):
         self.mistake = mistake
         self.kind = kind if kind is not None else (comparison.kind if comparison else None)
         self.exc_type = exc_type
+        # (function, the function it calls that fails its own tests): set by the engine
+        self.fix_first: tuple[str, str] | None = None
+        # the form of the call a known mistake was matched on (``evidence.signature``)
+        self.form: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -144,9 +144,10 @@ def test_kinds_of_rollout_failures(grade_src):
     close = tests["three_layers_four_heads"]
     assert close.kind == "precision" and "times what is allowed" in close.kind_hint
     assert "float32 number" not in close.kind_hint  # its values are not float32 numbers
+    # its results equal the first-layer-on-the-left mistake's on this test's inputs, but not
+    # on the exercise's other inputs (a factor 3, a rounding...): the mistake is not named
     known = tests["order_of_layers"]
-    assert known.mistake == "first_layer_on_left" and known.kind == "known_mistake"
-    assert known.kind_hint == ""  # the mistake's own message says it
+    assert known.mistake is None and known.kind != "known_mistake"
     assert "the expected one with the opposite sign" in tests["several_prefix_tokens"].kind_hint
     # where the values are wrong, as measured: no cause guessed from the place
     assert tests["non_square_grid"].kind_hint == ("All 5 wrong values are in row 0, and yours "

@@ -160,10 +160,11 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
               workers: int, force: bool, budget_s: float = 900.0,
               policy: Policy | None = None, cluster: Any = None,
-              on_done: Callable[[str, int], None] | None = None) -> BulkOutcome:
+              on_done: Callable[[str, bool], None] | None = None) -> BulkOutcome:
     """Grade ``subs`` (cache first, then a process pool, or the Dask ``cluster`` of
     ``cluster.connect``), in the rounds of ``phases(policy)``; results come back sorted by
-    id. ``on_done(id, n)``: ``n`` more of the submission's rounds are done (cached: all)."""
+    id. ``on_done(id, finished)``: a round of the submission ended, ``finished`` when it was
+    its last (or the submission came from the cache, or cannot be graded)."""
     policy = policy or Policy()
     rounds = phases(policy)
     outcome = BulkOutcome()
@@ -176,7 +177,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
             by_id[sub.id] = from_dict(hit)
             outcome.cached += 1
             if on_done:
-                on_done(sub.id, len(rounds))
+                on_done(sub.id, True)
         else:
             todo.append((sub, key))
 
@@ -215,7 +216,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
                     by_id[sub_id] = result
                     outcome.graded += 1
                 if on_done:  # a failed public round ends the submission's rounds
-                    on_done(sub_id, len(rounds) - rounds.index(phase) if error else 1)
+                    on_done(sub_id, error is not None or phase is rounds[-1])
     except KeyboardInterrupt:
         outcome.interrupted = True
         # a pool process killed while writing leaves its temporary file: the reports stay

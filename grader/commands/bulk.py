@@ -231,8 +231,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                                             source=s.source) for s in clash]
         click.echo(f"Detected {found.description}: {len(found.submissions)} submission(s) to "
                    f"grade, {len(found.rejected)} rejected.", err=True)
-        progress = Progress(len(found.submissions) * len(runner.phases(policy)),
-                            enabled=not quiet)
+        progress = Progress(len(found.submissions), enabled=not quiet)
         # workers' folders go inside a temporary folder of this run's (in RAM where the
         # machine allows: staging_root): even those of workers killed by an interruption
         # are removed with it. (The submissions' copies above stay on disk: a class may hold
@@ -250,7 +249,8 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             outcome = runner.grade_all(
                 found.submissions, exercises=slugs, device=dev, out=out, workers=workers,
                 force=force, budget_s=budget, policy=policy, cluster=cluster,
-                on_done=lambda sub_id, n: progress.advance(sub_id, n))
+                on_done=lambda sub_id, finished: progress.advance(
+                    sub_id if finished else f"{sub_id}: public tests", int(finished)))
         finally:
             progress.close()
             tempfile.tempdir = None

@@ -27,6 +27,7 @@ from grader.suite import GradeFailure
 from . import expected as expected_values
 from . import figures
 from .compare import Comparison, UnsupportedExpected, compare
+from .evidence import Ledger, Seen, signature
 
 if TYPE_CHECKING:
     from grader.engine.observer import Observer
@@ -69,9 +70,15 @@ def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
               **protocol.map_leaves(copy.deepcopy(kwargs), _built_leaf))
 
 
-def _signature(args: tuple, kwargs: dict) -> tuple[int, ...]:
-    """The form of a call's arguments: the number of axes of each array among them."""
-    return tuple(v.ndim for v in (*args, *kwargs.values()) if isinstance(v, np.ndarray))
+def mistake_output(m: KnownMistake, args: tuple, kwargs: dict) -> Any:
+    """Known mistake ``m``'s result on ``args`` (computed once per process and input; raises
+    when it cannot run on them)."""
+    return expected_values.get_or_compute(
+        expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, kwargs),
+        lambda: _run_here(m.fn, args, kwargs))
+
+
+_signature = signature  # (``evidence.signature``)
 
 
 def _shown(args: tuple, kwargs: dict) -> str:
@@ -223,9 +230,13 @@ def _observed(method: Callable[..., Any]) -> Callable[..., Any]:
 
 class Check:
     def __init__(self, learner: LearnerProxy, reference: Any, mistakes: list[KnownMistake],
-                 rtol: float, atol: float, observer: Observer | None = None) -> None:
+                 rtol: float, atol: float, observer: Observer | None = None,
+                 ledger: Ledger | None = None) -> None:
+        """``ledger``: where the learner's compared results of functions with known mistakes
+        are kept for the whole exercise (``evidence.py``), or None."""
         self.learner, self.reference, self.mistakes = learner, reference, mistakes
         self.observer = observer
+        self.ledger = ledger
         self.rtol, self.atol = rtol, atol
         self.comparisons: list[Comparison] = []
         self.notes: list[str] = []
@@ -285,7 +296,11 @@ class Check:
         expected = self._expected(k, func, args, kwargs)
         self.size = max(self.size, input_size((expected,), {}))
         with _expecting(self.learner, expected):
-            actual = getattr(self.learner, func)(*args, **kwargs)
+            try:
+                actual = getattr(self.learner, func)(*args, **kwargs)
+            except faults.LearnerFault:
+                self._witness(func, args, kwargs, None, rtol, atol, raised=True)
+                raise
             if timed:
                 self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
@@ -342,6 +357,8 @@ class Check:
         except Exception as exc:  # noqa: BLE001 - the learner's value: its failed test
             raise uninterpretable(exc, what) from None
         self.comparisons.append(cmp)
+        if mistake_call is not None and mistake_outputs is None:
+            self._witness(*mistake_call, actual, rtol, atol, right=cmp.ok)
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
         if cmp.expected_shape is not None:
             self.size = max(self.size, math.prod(cmp.expected_shape))
@@ -352,6 +369,15 @@ class Check:
             self._confirmed.add(confirms)
         return cmp
 
+    def _witness(self, func: str, args: tuple, kwargs: dict, value: Any, rtol: float | None,
+                 atol: float | None, *, raised: bool = False, right: bool = False) -> None:
+        """Keep a compared call of ``func`` for the exercise's evidence, where ``func`` has
+        known mistakes (nothing else needs it)."""
+        if self.ledger is not None and any(m.func == func for m in self.mistakes):
+            self.ledger.add(Seen(func, args, kwargs, value, raised,
+                                 self.rtol if rtol is None else rtol,
+                                 self.atol if atol is None else atol, right))
+
     def _explain(self, cmp: Comparison, actual: Any, what: str,
                  mistake_call: tuple[str, tuple, dict] | None,
                  mistake_outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
@@ -361,14 +387,17 @@ class Check:
         if mistake_call is not None:  # for the hints about precision
             cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
         found = self._known_mistake(actual, mistake_call, mistake_outputs, rtol, atol)
-        if found is None and mistake_call is not None:
+        if mistake_call is not None:  # (also for a mistake the exercise's evidence refutes)
             cmp.regions = self._regions(mistake_call, cmp)
         message = f"{what}: {cmp.reason}"
         hidden = f"{what}: {cmp.hidden_reason}"
         if found is not None:
             message += f". {found.message}"
             hidden += f". {found.message}"
-        raise GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+        failure = GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+        if mistake_call is not None:
+            failure.form = signature(mistake_call[1], mistake_call[2])
+        raise failure
 
     def _known_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None,
                        outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
@@ -394,9 +423,7 @@ class Check:
             if m.func != func:
                 continue
             try:  # the same inputs for every learner: each variant's output is kept
-                wrong = expected_values.get_or_compute(
-                    expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, kwargs),
-                    lambda m=m: _run_here(m.fn, args, kwargs))
+                wrong = mistake_output(m, args, kwargs)
             except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
                 continue
             if compare(actual, wrong, rtol=rtol, atol=atol).ok and \
@@ -414,9 +441,7 @@ class Check:
             if _signature(args, {}) != signature:
                 continue
             try:
-                wrong = expected_values.get_or_compute(
-                    expected_values.key(m.fn, f"mistake:{m.func}:{m.name}", args, {}),
-                    lambda a=args: _run_here(m.fn, a, {}))
+                wrong = mistake_output(m, args, {})
                 right = self.expected(m.func, *args)
                 if compare(wrong, right, rtol=rtol, atol=atol).ok:
                     continue  # the mistake does not show on this call

@@ -50,6 +50,11 @@ NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while 
            "the traceback shows the line it was running. Check each while loop's condition, "
            "and that every step moves towards it.")
 
+# A function whose reference calls another of the exercise, which failed its own tests: no
+# cause of its own is named (``evidence.py``).
+FIX_FIRST = ("{func} calls your {first}, which fails its own tests: fix {first} first, then "
+             "see whether this test still fails.")
+
 # The failure kinds a test's own hint can be about (``@graded(hint_for=...)``).
 HINT_KINDS = DESCRIPTIONS
 # What a hint without ``hint_for`` is about (a replayed public test of a student release).

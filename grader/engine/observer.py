@@ -36,4 +36,6 @@ class Observer:
         """The worker's reply to that request, checked and decoded (not sent on a fault)."""
 
     def decided(self, item: pytest.Item, result: TestResult) -> None:
-        """The verdict of ``item`` (before any feedback level trims it)."""
+        """The verdict of ``item`` as the test ends (before any feedback level trims it, and
+        before the exercise's other tests may refute a known mistake it names: the report's
+        final verdict is made once the exercise's last test ran, ``evidence.py``)."""

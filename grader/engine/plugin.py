@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -21,10 +21,10 @@ from grader.sandbox import faults
 from grader.sandbox.isolation import SandboxError
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
-from grader.suite import DEFAULT_TIMEOUT_S, SourceRule, mistakes_in
+from grader.suite import DEFAULT_TIMEOUT_S, GradeFailure, SourceRule, mistakes_in
 
-from . import feedback, rules, verdict
-from .check import Check, built
+from . import evidence, feedback, rules, verdict
+from .check import Check, built, mistake_output
 from .observer import Observer
 from .paragraphs import Paragraphs
 from .results import TestResult
@@ -73,13 +73,16 @@ class GradingPlugin:
               on_result: Callable[[str, TestResult], None] | None = None,
               feedback_level: str = "full", call_timeout_s: float | None = None,
               observer: Observer | None = None,
-              loaded: dict[str, Loaded] | None = None) -> None:
+              loaded: dict[str, Loaded] | None = None, round_of: str = "whole",
+              carried: dict[str, evidence.Carried] | None = None) -> None:
         """Forget the last submission: the next tests run against ``worker``, their hidden
         results made at ``feedback_level`` (``feedback.py``); ``call_timeout_s`` replaces the
         default wall clock of a call (tests that set their own keep it); ``observer`` is told
         of every use of ``check``, request and verdict (``observer.py``). ``loaded``: a hidden
         phase's, what its public phase's imports came to (``loads``), the only word on which
-        files failed to import and which names they lack."""
+        files failed to import and which names they lack. ``round_of``: ``whole``, or the
+        ``public`` or ``hidden`` round of a class graded in rounds; a hidden round's
+        ``carried``: what its public round's evidence left (``evidence.Carried``)."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.observer = observer
         self.paragraphs = Paragraphs()
@@ -96,6 +99,16 @@ class GradingPlugin:
                 fault.at_import = True
                 self.import_faults[slug] = fault
         self._logs: dict[str, CallLog] = {}
+        self._pending: dict[str, list[_Pending]] = {}  # slug -> tests awaiting their verdict
+        self._last: dict[str, str] = {}  # slug -> the node id of its last test (``plan``)
+        self._ledgers: dict[str, evidence.Ledger] = {}  # slug -> its tests' evidence
+        self.round_of = round_of
+        # a public round's: what its evidence leaves the hidden round, and per slug the
+        # public results that name a mistake, as they read unnamed (test name -> result)
+        self.carried: dict[str, evidence.Carried] = dict(carried or {})
+        self.unnamed: dict[str, dict[str, TestResult]] = {}
+        # a hidden round's: per slug, the public tests whose mistake its evidence refutes
+        self.refuted_public: dict[str, set[str]] = {}
         self._started: dict[str, float] = {}
         self._timeouts: dict[str, list[float]] = {}  # slug -> each timed-out call's limit
         self.sandbox_error: SandboxError | None = None
@@ -216,7 +229,8 @@ class GradingPlugin:
     def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
         return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol,
-                     self.observer)
+                     self.observer, ledger=self._ledgers.setdefault(self._slug,
+                                                                    evidence.Ledger()))
 
     def _stop_if_hanging(self, slug: str) -> None:
         timeouts = self._timeouts.get(slug, [])
@@ -258,22 +272,141 @@ class GradingPlugin:
         if call.excinfo is not None and isinstance(call.excinfo.value, SandboxError):
             self.sandbox_error = call.excinfo.value  # ungradable: the runner raises it
         duration = time.perf_counter() - self._started.get(item.nodeid, time.perf_counter())
-        funcargs = getattr(item, "funcargs", {})
-        result = verdict.decide(item, call.excinfo, duration, self._logs.get(item.nodeid),
-                                funcargs.get("check"))
-        if self.observer is not None:
-            self.observer.decided(item, result)
-        if self.feedback_level == "graded":
-            result = feedback.graded(result, call.excinfo.value if call.excinfo else None,
-                                     slug_of(item))
         slug = slug_of(item)
-        result = self.paragraphs.once(slug, result)
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):
             self._timeouts.setdefault(slug, []).append(exc.seconds)
-        self.results.setdefault(slug, []).append(result)
-        if self.on_result is not None:
-            self.on_result(slug, result)
+        pending = _Pending(item, call.excinfo, duration, getattr(item, "funcargs", {}).get("check"))
+        self._pending.setdefault(slug, []).append(pending)
+        if self.observer is not None:  # told as each test ends (its verdict before the
+            self.observer.decided(item, self._aside(pending, call.excinfo))  # evidence)
+        if self._last.get(slug) == item.nodeid:
+            self._finish(slug)
+
+    # -- verdicts, once an exercise's evidence is all in ---------------------------------
+    def plan(self, items: list[pytest.Item]) -> None:
+        """The items about to run: an exercise's verdicts are made once its last one ran."""
+        self._last = {slug_of(item): item.nodeid for item in items}
+
+    def finish(self) -> None:
+        """Make the verdicts of every exercise whose tests are still pending."""
+        for slug in list(self._pending):
+            self._finish(slug)
+
+    def _finish(self, slug: str) -> None:
+        """The verdicts of exercise ``slug``'s tests, in the order they ran: a known mistake a
+        test matched is named only where the exercise's evidence agrees (``evidence.py``),
+        in a class graded in rounds the public round's evidence too (``Carried``)."""
+        pending = self._pending.pop(slug, [])
+        ledger = self._ledgers.pop(slug, evidence.Ledger())
+        named = {evidence.key(p.exc.mistake, p.exc.form): (p.exc.mistake, p.exc.form)
+                 for p in pending if isinstance(p.exc, GradeFailure) and p.exc.mistake}
+        catalogue = mistakes_in(vars(pending[0].item.module)) \
+            if pending and getattr(pending[0].item, "module", None) is not None else []
+        # every mistake of the catalogue, on every form of call its function was seen with
+        forms = {(s.func, s.signature) for s in ledger.seen}
+        everything = {evidence.key(m, form): (m, form) for m in catalogue
+                      for func, form in forms if func == m.func}
+        earlier = self.carried.get(slug) if self.round_of == "hidden" else None
+        judged = dict(named)
+        if self.round_of == "public":  # every mistake: the hidden round may name any
+            judged.update(everything)
+        if earlier is not None:  # the mistakes public tests named: the hidden evidence too
+            judged.update(_by_key(catalogue, earlier.named))
+        source = self.worker.files.get(slug)
+        refuted = evidence.refuted(
+            judged.values(), ledger, _failed_alone(pending),
+            evidence.depends_on(Path(source) if source else None, catalog.get(slug).functions),
+            mistake_output) if judged else {}
+        if earlier is not None:
+            self.refuted_public[slug] = {t for k in earlier.named if k in refuted
+                                         for t in earlier.named[k]}
+            refuted.update({k: evidence.Refutation(disagrees=-1) for k in earlier.refuted
+                            if k not in refuted})
+        if self.round_of == "public":
+            self.carried[slug] = evidence.Carried(refuted=set(refuted))
+        for p in pending:
+            excinfo = p.excinfo
+            mistake = p.exc.mistake if isinstance(p.exc, GradeFailure) else None
+            if mistake is not None and evidence.key(mistake, p.exc.form) in refuted:
+                why = refuted[evidence.key(mistake, p.exc.form)]
+                excinfo = _info(verdict.unnamed(p.exc, mistake.func, why.fix_first))
+                mistake = None
+            if mistake is not None and self.round_of == "public":
+                self._keep_unnamed(slug, p, mistake)
+            result = self._verdict(slug, p, excinfo)
+            self.results.setdefault(slug, []).append(result)
+            if self.on_result is not None:
+                self.on_result(slug, result)
+
+    def _verdict(self, slug: str, p: _Pending,
+                 excinfo: pytest.ExceptionInfo[BaseException] | None) -> TestResult:
+        result = verdict.decide(p.item, excinfo, p.duration, self._logs.get(p.item.nodeid),
+                                p.check)
+        if self.feedback_level == "graded":
+            result = feedback.graded(result, excinfo.value if excinfo else None, slug)
+        return self.paragraphs.once(slug, result)
+
+    def _aside(self, p: _Pending,
+               excinfo: pytest.ExceptionInfo[BaseException] | None) -> TestResult:
+        """The verdict of ``p`` with ``excinfo``, made aside: the sizes' history (and the
+        paragraphs said) are left as they were."""
+        history = verdict.sizes_of(p.item)
+        saved = list(history)
+        try:
+            return verdict.decide(p.item, excinfo, p.duration, self._logs.get(p.item.nodeid),
+                                  p.check)
+        finally:
+            history[:] = saved
+
+    def _keep_unnamed(self, slug: str, p: _Pending, mistake: Any) -> None:
+        """A public round: how test ``p``, which names ``mistake``, reads without it (the
+        hidden round's evidence may refute it), made aside."""
+        plain = self._aside(p, _info(verdict.unnamed(p.exc, mistake.func, None)))
+        if self.feedback_level == "graded":
+            plain = feedback.graded(plain, None, slug)
+        self.unnamed.setdefault(slug, {})[plain.name] = plain
+        self.carried[slug].named.setdefault(evidence.key(mistake, p.exc.form),
+                                            []).append(plain.name)
+
+
+@dataclass
+class _Pending:
+    """A finished test whose verdict waits for the rest of its exercise's evidence."""
+
+    item: pytest.Item
+    excinfo: pytest.ExceptionInfo[BaseException] | None
+    duration: float
+    check: Check | None
+
+    @property
+    def exc(self) -> BaseException | None:
+        return self.excinfo.value if self.excinfo is not None else None
+
+
+def _by_key(catalogue: list[Any], keys: Iterable[str]) -> dict[str, tuple[Any, tuple]]:
+    """The ``(mistake, form)`` each ``evidence.key`` of ``keys`` stands for."""
+    found = {}
+    for k in keys:
+        func, name, form = k.split(":", 2)
+        for m in catalogue:
+            if m.func == func and m.name == name:
+                found[k] = (m, tuple(int(n) for n in form.split(",") if n))
+    return found
+
+
+def _info(exc: BaseException) -> pytest.ExceptionInfo[BaseException]:
+    """``exc`` as pytest holds a raised exception (with a traceback)."""
+    try:
+        raise exc
+    except BaseException:  # noqa: BLE001 - the one just raised
+        return pytest.ExceptionInfo.from_current()
+
+
+def _failed_alone(pending: list[_Pending]) -> set[str]:
+    """The functions some test failed on without calling others of the exercise."""
+    return {f for p in pending if p.exc is not None and p.check is not None
+            and len(p.check.functions) == 1 for f in p.check.functions}
 
 
 # what the suites' declarations ask of the engine (grader/suite.py never imports it)

@@ -219,6 +219,20 @@ class SubmissionResult:
 _TEST_FIELDS = [f.name for f in fields(TestResult)]
 
 
+def test_from_dict(t: dict[str, Any]) -> TestResult:
+    """The ``TestResult`` of its ``test_dict`` form (fields it does not know are ignored)."""
+    known = {k: t[k] for k in _TEST_FIELDS if k in t}
+    known["status"] = TestStatus(known["status"])
+    if "duration_s" in known:
+        known["duration_s"] = _seconds(known["duration_s"])
+    return TestResult(**known)
+
+
+def test_dict(t: TestResult) -> dict[str, Any]:
+    """``t`` as plain data (``test_from_dict`` reads it back)."""
+    return _test_dict(t)
+
+
 def _test_dict(t: TestResult) -> dict[str, Any]:
     # every field is plain data already: no need for asdict's deep copy of the figures
     d = {name: getattr(t, name) for name in _TEST_FIELDS}
@@ -239,13 +253,7 @@ def from_dict(data: dict[str, Any]) -> SubmissionResult:
                               isolation=dict(data.get("isolation") or {}),
                               feedback=str(data.get("feedback", "full")))
     for e in data.get("exercises", []):
-        tests = []
-        for t in e.get("tests", []):
-            known = {k: t[k] for k in _TEST_FIELDS if k in t}
-            known["status"] = TestStatus(known["status"])
-            if "duration_s" in known:
-                known["duration_s"] = _seconds(known["duration_s"])
-            tests.append(TestResult(**known))
+        tests = [test_from_dict(t) for t in e.get("tests", [])]
         result.exercises.append(ExerciseResult(
             exercise=e["exercise"], title=e.get("title", ""),
             status=ExerciseStatus(e["status"]), tests=tests, message=e.get("message", "")))

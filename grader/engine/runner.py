@@ -31,11 +31,19 @@ from grader.catalog import Exercise
 from grader.sandbox import gpu_watch, isolation
 from grader.sandbox.process import WorkerProcess
 
-from . import verdict
+from . import evidence, verdict
 from .observer import Observer
 from .plugin import GradingPlugin, Loaded, slug_of
 from .policy import Policy
-from .results import ExerciseResult, ExerciseStatus, SubmissionResult, TestResult, from_dict
+from .results import (
+    ExerciseResult,
+    ExerciseStatus,
+    SubmissionResult,
+    TestResult,
+    from_dict,
+    test_dict,
+    test_from_dict,
+)
 
 OnTest = Callable[[str, TestResult], None]
 
@@ -58,13 +66,17 @@ class Handover:
     counts over both phases); ``sizes``: per exercise, ``(size, passed, functions)`` of its
     valued tests (the hints' "smaller tests" history); ``loaded``: per submitted exercise, what
     its import came to (``plugin.Loaded``: made before any hidden input existed, the hidden
-    phase's only word on failed imports and missing names); ``budget_left_s``: what is left
+    phase's only word on failed imports and missing names); ``carried`` and ``unnamed``: what
+    its tests' evidence leaves the hidden phase's naming of mistakes, and the public results
+    that name one as they read without it (``plugin._finish``); ``budget_left_s``: what is left
     of the submission's time budget; ``seconds``: the phase's wall-clock time."""
 
     result: SubmissionResult
     timeouts: dict[str, list[float]] = field(default_factory=dict)
     sizes: dict[str, list[tuple[int, bool, frozenset[str]]]] = field(default_factory=dict)
     loaded: dict[str, Loaded] = field(default_factory=dict)
+    carried: dict[str, evidence.Carried] = field(default_factory=dict)
+    unnamed: dict[str, dict[str, TestResult]] = field(default_factory=dict)
     budget_left_s: float = 0.0
     seconds: float = 0.0
 
@@ -74,6 +86,9 @@ class Handover:
                           for slug, seen in self.sizes.items()},
                 "loaded": {slug: {"missing": sorted(record.missing), "failed": record.failed}
                            for slug, record in self.loaded.items()},
+                "carried": {slug: c.to_dict() for slug, c in self.carried.items()},
+                "unnamed": {slug: {name: test_dict(t) for name, t in tests.items()}
+                            for slug, tests in self.unnamed.items()},
                 "budget_left_s": self.budget_left_s, "seconds": self.seconds}
 
     @classmethod
@@ -90,9 +105,13 @@ class Handover:
                                               failed=None if r["failed"] is None
                                               else str(r["failed"]))
                                for s, r in data["loaded"].items()},
+                       carried={str(s): evidence.Carried.from_dict(c)
+                                for s, c in data["carried"].items()},
+                       unnamed={str(s): {str(n): test_from_dict(t) for n, t in tests.items()}
+                                for s, tests in data["unnamed"].items()},
                        budget_left_s=float(data["budget_left_s"]),
                        seconds=float(data["seconds"]))
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ValueError(f"a public phase's handover cannot be read: {exc}") from None
 
 
@@ -230,12 +249,18 @@ class _SessionDriver:
         self.plugin.begin(worker, device=job.device, submitted=submitted, on_result=on_test,
                           feedback_level=policy.feedback, call_timeout_s=policy.call_timeout_s,
                           observer=job.observer,
-                          loaded=handover.loaded if handover is not None else None)
+                          loaded=handover.loaded if handover is not None else None,
+                          round_of=job.phase.value,
+                          carried=handover.carried if handover is not None else None)
         if items:
             verdict.forget_sizes(items[0].config)
         if handover is not None:
             self._take_over(handover)
-        _run_items(items)
+        self.plugin.plan(items)
+        try:
+            _run_items(items)
+        finally:
+            self.plugin.finish()  # (an interrupted run: the verdicts of what ran)
 
     def _take_over(self, handover: Handover) -> None:
         """The session's state for this submission as its public phase left it, as if its tests
@@ -250,16 +275,16 @@ class _SessionDriver:
             for test in ex.tests:
                 self.plugin.paragraphs.once(ex.exercise, copy.copy(test))
 
-    def _left_by_public(self, worker: WorkerProcess, job: Job, result: SubmissionResult,
-                        seconds: float) -> Handover:
-        """What this public phase, whose tests came to ``result``, leaves its hidden phase."""
+    def _left_by_public(self, worker: WorkerProcess, job: Job) -> Handover:
+        """What this public phase leaves its hidden phase, taken from the session before
+        anything else runs in it (its ``result`` and ``seconds`` are set when known)."""
         left = job.budget_s if worker.deadline is None else worker.deadline - time.monotonic()
         history = self._config.stash.get(verdict._HISTORY, {}) if self._config else {}
-        return Handover(result=result,
+        return Handover(result=SubmissionResult(submission=job.submission, device=job.device),
                         timeouts={s: list(t) for s, t in self.plugin._timeouts.items()},
                         sizes={s: list(seen) for s, seen in history.items()},
-                        loaded=self.plugin.loads(), budget_left_s=max(0.0, left),
-                        seconds=seconds)
+                        loaded=self.plugin.loads(), carried=dict(self.plugin.carried),
+                        unnamed=dict(self.plugin.unnamed), budget_left_s=max(0.0, left))
 
     def _grade(self, job: Job) -> SubmissionResult | Handover:
         exercises: list[Exercise] = [catalog.get(slug) for slug in job.files]
@@ -285,6 +310,9 @@ class _SessionDriver:
             self.plugin.in_order(items)
         plugin = self.plugin
         results, import_faults = plugin.results, plugin.import_faults
+        refuted_public = plugin.refuted_public
+        # (taken now: the session of the exercises not submitted forgets this one's state)
+        handover = self._left_by_public(worker, job) if job.phase is Phase.PUBLIC else None
         absent = self._not_submitted([ex for ex in exercises if ex.slug not in present], job)
         for slug, tests in absent.items() if job.on_test is not None else ():
             for test in tests:
@@ -300,13 +328,20 @@ class _SessionDriver:
         for ex in exercises:
             tests = results.get(ex.slug, []) if ex.slug in present else absent[ex.slug]
             _scale_points(ex.slug, tests, dict((job.policy or Policy()).points))
+            if handover is not None:  # (their stand-ins too)
+                _scale_points(ex.slug, list(handover.unnamed.get(ex.slug, {}).values()),
+                              dict((job.policy or Policy()).points))
             fault = import_faults.get(ex.slug)
             message = fault.message if fault is not None else \
                 (_left_out(present[ex.slug]) if ex.slug in present else "not submitted")
             unloadable = fault is not None
             public = before.get(ex.slug)
-            if public is not None:  # the public phase's tests, in the suite's order
-                tests = self._in_suite_order(ex.slug, public.tests + tests)
+            if public is not None:  # the public phase's tests, in the suite's order; a public
+                # test's mistake the hidden tests' evidence refutes is not named (unnamed)
+                swap = refuted_public.get(ex.slug, set())
+                shown = [earlier.unnamed.get(ex.slug, {}).get(t.name, t) if t.name in swap
+                         else t for t in public.tests]
+                tests = self._in_suite_order(ex.slug, shown + tests)
                 if public.status == ExerciseStatus.ERROR:  # its import failed there first
                     unloadable, message = True, public.message
             result.exercises.append(ExerciseResult(
@@ -316,8 +351,9 @@ class _SessionDriver:
         seconds = time.perf_counter() - started + (earlier.seconds if earlier else 0.0)
         # the graded level writes no clock reading (engine/feedback.py)
         result.duration_s = None if result.feedback == "graded" else seconds
-        if job.phase is Phase.PUBLIC:
-            return self._left_by_public(worker, job, result, seconds)
+        if handover is not None:
+            handover.result, handover.seconds = result, seconds
+            return handover
         return result
 
     def _in_suite_order(self, slug: str, tests: list[TestResult]) -> list[TestResult]:

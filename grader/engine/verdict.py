@@ -110,6 +110,11 @@ def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
                              smaller_max=max(size for size, _ in smaller), tokens=tokens)
 
 
+def sizes_of(item: pytest.Item) -> list[tuple[int, bool, frozenset[str]]]:
+    """The sizes' history of ``item``'s exercise (the list itself: ``_remember`` adds to it)."""
+    return item.config.stash.setdefault(_HISTORY, {}).setdefault(_slug(item), [])
+
+
 def _remember(item: pytest.Item, check: Check | None, passed: bool,
               kind: str | None = None) -> None:
     """Record the test's size, outcome and functions (every test that called the learner:
@@ -147,6 +152,18 @@ def _uninterpretable(item: pytest.Item, result: TestResult, err: Exception,
     result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
     _remember(item, check, False)
     return result
+
+
+def unnamed(exc: GradeFailure, func: str, fix_first: str | None) -> GradeFailure:
+    """``exc`` without its known mistake (the exercise's evidence refutes it: ``evidence.py``);
+    ``fix_first``: a function ``func`` calls whose own tests failed, said in the kind hint."""
+    suffix = ". " + exc.mistake.message if exc.mistake is not None else ""
+    message, hidden = (m[:-len(suffix)] if suffix and m.endswith(suffix) else m
+                       for m in (exc.message, exc.hidden_message))
+    plain = GradeFailure(message, exc.comparison, None, hidden_message=hidden, kind=exc.kind,
+                         exc_type=exc.exc_type, what=exc.what)
+    plain.fix_first = (func, fix_first) if fix_first else None
+    return plain
 
 
 def visibility(item: pytest.Item) -> str:
@@ -210,6 +227,9 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
         result.kind, result.kind_hint = hints.classify(
             status="failed", kind=exc.kind, comparison=cmp, expected_exc=exc.exc_type,
             mistake=exc.mistake is not None, sizes=sizes)
+        if exc.fix_first is not None:  # the cause may lie in a function it calls
+            result.kind_hint = hints.FIX_FIRST.format(func=exc.fix_first[0],
+                                                      first=exc.fix_first[1])
     elif isinstance(exc, faults.LearnerFault):
         result.status, result.message = TestStatus(exc.status), exc.message
         result.traceback = list(exc.traceback)

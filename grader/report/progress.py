@@ -9,7 +9,8 @@ import click
 
 
 class Progress:
-    """Call ``advance(label)`` after each item; ``close()`` ends the bar.
+    """Call ``advance(label)`` after each item (``n=0``: a step of the current one, shown as
+    its label only); ``close()`` ends the bar.
 
     On a terminal, click's bar (done/total, ETA, the last item) is redrawn in place; otherwise
     click's same line is printed every ``every`` items (and for the last), so logs stay
@@ -36,8 +37,8 @@ class Progress:
     def advance(self, label: str = "", n: int = 1) -> None:
         self.done += n
         self._bar.update(n, current_item=label)
-        if self.enabled and not self.tty and (self.done % self.every == 0
-                                              or self.done == self.total):
+        if self.enabled and not self.tty and n > 0 and (self.done % self.every == 0
+                                                        or self.done == self.total):
             click.echo(self.line(), file=self.stream)
 
     def close(self) -> None:
