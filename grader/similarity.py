@@ -18,9 +18,10 @@ exercise) and returns the pairs whose code matches, best first. The method is MO
   ``2 * matched / (own_a + own_b)``, where ``own`` counts a file's tokens outside the
   boilerplate; ``share_a`` and ``share_b`` are each file's part.
 
-Pure computation: no file is read or written. A file that does not tokenize (a syntax error)
-is compared on the tokens before the error; a file is compared on its first
-``MAX_CHARS`` characters and ``MAX_TOKENS`` tokens.
+Pure computation: no file is read or written. A file that does not tokenize (a syntax error,
+or anything else the tokenizer raises on it) is compared on the tokens before the error; a file
+is compared on its first ``MAX_CHARS`` characters and ``MAX_TOKENS`` tokens. The sources are
+the learners': nothing here recurses on them, and no source makes ``find_pairs`` raise.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ import io
 import keyword
 import tokenize
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import chain, combinations, pairwise
 
 __all__ = ["K", "WINDOW", "Pair", "Region", "Token", "common_limit", "find_pairs", "tokens"]
 
@@ -92,23 +93,19 @@ def _offsets(source: str) -> list[int]:
     return starts
 
 
-def tokens(source: str) -> list[Token]:
-    """The normalised tokens of ``source`` (see the module docstring); never raises."""
+def tokens(source: str, limit: int | None = None) -> list[Token]:
+    """The normalised tokens of ``source`` (see the module docstring), at most ``limit``
+    (None: all); never raises. Tokenizing stops at the limit: some Pythons' tokenizers are
+    quadratic on a long line."""
     lines = _offsets(source)
-    raw: list[tokenize.TokenInfo] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type not in _SKIP:
-                raw.append(tok)
-    except (tokenize.TokenError, SyntaxError):
-        pass  # compared on what came before the error
     out: list[Token] = []
     prev_type = None
     dropped = False
-    for n, tok in enumerate(raw):
+    for tok, following in pairwise(chain(_raw_tokens(source), [None])):
+        assert tok is not None
         kind = tok.type
         if kind == tokenize.STRING and prev_type in _STATEMENT_START and (
-                n + 1 == len(raw) or raw[n + 1].type == tokenize.NEWLINE):
+                following is None or following.type == tokenize.NEWLINE):
             dropped = True
             continue  # a docstring or a bare string statement, and its NEWLINE below
         if dropped and kind == tokenize.NEWLINE:
@@ -129,7 +126,20 @@ def tokens(source: str) -> list[Token]:
         start = lines[srow] + scol if srow < len(lines) else len(source)
         end = lines[erow] + ecol if erow < len(lines) else len(source)
         out.append(Token(text, start, end))
+        if limit is not None and len(out) >= limit:
+            break
     return out
+
+
+def _raw_tokens(source: str) -> Iterator[tokenize.TokenInfo]:
+    """Python's tokens of ``source`` but comments, blank lines and markers, up to the first
+    error (whatever the tokenizer raises: ``TokenError``, ``SyntaxError``, ...)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in _SKIP:
+                yield tok
+    except Exception:  # noqa: BLE001 - the learner's file: compared on what came before
+        return
 
 
 def _kgram_hashes(toks: list[Token]) -> list[int]:
@@ -226,7 +236,7 @@ def find_pairs(sources: Mapping[str, str], stub: str = "", *,
     at least ``min_score``: best score first, then by ids. See the module docstring."""
     docs = []
     for sid in sorted(sources):
-        toks = tokens(sources[sid][:MAX_CHARS])[:MAX_TOKENS]
+        toks = tokens(sources[sid][:MAX_CHARS], MAX_TOKENS)
         hashes = _kgram_hashes(toks)
         docs.append(_Doc(sid, toks, hashes, set()))
     boiler = set(_kgram_hashes(tokens(stub))) if stub else set()

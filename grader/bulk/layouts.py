@@ -25,7 +25,9 @@ members are read (bzip2 and lzma can expand a few kilobytes into gigabytes in a 
 the standard library's decompressor).
 
 Bad input never raises: a whole bad submission becomes a ``Rejected`` with a one-sentence
-reason, one bad file of an otherwise good submission becomes a note. Only input that cannot be
+reason, one bad file of an otherwise good submission becomes a note. This holds for any
+exception reading a learner's file or zip raises (``RecursionError``, ``MemoryError``, ...,
+named in the reason): one submission never stops the class. Only input that cannot be
 read as any layout at all (nothing given, a path that does not exist, a folder that mixes
 sub-folders and zips, a zip that is neither a Canvas nor a Moodle download) raises
 ``ValueError`` with one sentence, for the CLI to report as a usage error.
@@ -272,6 +274,9 @@ class _Context:
         except _Reject as exc:
             self.reject_owned(sid, str(exc), source)
             return
+        except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+            self.reject_owned(sid, _unreadable(exc), source)
+            return
         if chosen_in is not None:
             source = f"{chosen_in}: {', '.join(c.member for c in chosen.values())}"
         self.submissions.append(Submission(sid, files, notes, source,
@@ -334,7 +339,10 @@ def _discover_dir(root: Path, ctx: _Context) -> Discovery:
                              source)
             continue
         if dirs:
-            ctx.finish(sid, _scan_folder(entry, ctx), notes, source, _SHALLOWEST)
+            try:
+                ctx.finish(sid, _scan_folder(entry, ctx), notes, source, _SHALLOWEST)
+            except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+                ctx.reject_owned(sid, _unreadable(exc), source)
         else:
             _finish_zip(sid, entry, notes, ctx)
     kind = (f"a folder of {len(dirs)} sub-folders" if dirs
@@ -356,6 +364,8 @@ def _finish_zip(sid: str, path: Path, notes: list[str], ctx: _Context) -> None:
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
             NotImplementedError, RuntimeError) as exc:
         ctx.reject_owned(sid, f"{path.name} is not a readable zip file ({_err(exc)})", source)
+    except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+        ctx.reject_owned(sid, _unreadable(exc), source)
 
 
 def _discover_files(paths: list[Path], ctx: _Context) -> Discovery:
@@ -440,6 +450,8 @@ def _finish_canvas_user(raw: str, members: list[tuple[zipfile.ZipInfo, re.Match[
                        lms=(user, name))
     except _Reject as exc:
         ctx.reject_owned(sid, str(exc), source)
+    except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+        ctx.reject_owned(sid, _unreadable(exc), source)
 
 
 def nested_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, label: str,
@@ -453,8 +465,9 @@ def nested_zip(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, label: st
         return _scan_zip(inner, ctx.slug_map, ctx.limits, where)
     except _FileProblem as exc:
         found.problems.append(f"{label} {exc}")
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError) as exc:
+    except _Reject:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile's errors on a crafted zip vary
         found.problems.append(f"{label} is not a readable zip file ({_err(exc)})")
     return None
 
@@ -596,9 +609,13 @@ def _assemble(found: _Found, notes: list[str], why: str, expected: str
             _check_text(content)
             if _suffix(best.filename) == ".ipynb":
                 content = _from_notebook(content, slug, notes)
-        except _FileProblem as exc:
-            problems.append(f"{best.label} {exc}")
-            notes.append(f"{best.label} {exc}; skipped")
+        except _Reject:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad file never stops the rest
+            why = str(exc) if isinstance(exc, _FileProblem) else \
+                f"could not be read ({_err(exc)})"
+            problems.append(f"{best.label} {why}")
+            notes.append(f"{best.label} {why}; skipped")
             continue
         data[slug], chosen[slug] = content, best
     if found.ignored_py:
@@ -812,6 +829,11 @@ def _size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{n} bytes"
+
+
+def _unreadable(exc: BaseException) -> str:
+    """The reason for a submission whose reading raised ``exc`` unexpectedly, one sentence."""
+    return f"its files could not be read ({_err(exc)})"
 
 
 def _err(exc: BaseException) -> str:

@@ -85,20 +85,28 @@ def discover_dirs(root: Path, dirs: list[Path], ctx: L._Context) -> L.Discovery 
         if claimed is None:
             continue
         sid, notes = claimed
-        found = L._Found()
-        for d, m in entries:
-            if m["plugin"] != "file":
-                found.ignored_other.append(f"{d.name}/ (the {m['plugin']} plugin)")
-            elif d.is_symlink():
-                found.problems.append(f"{d.name} is a symbolic link, which is not followed")
-            else:
-                sub = L._scan_folder(d, ctx)
-                for field in ("candidates", "ignored_py", "ignored_other", "notes", "problems"):
-                    getattr(found, field).extend(getattr(sub, field))
-        _finish(ctx, sid, found, notes, source, pid, name)
+        try:
+            _finish(ctx, sid, _scan_participant(entries, ctx), notes, source, pid, name)
+        except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+            ctx.reject_owned(sid, L._unreadable(exc), source)
     return L.Discovery("moodle", f"an unzipped Moodle 'Download all submissions' folder ({root}):"
                        f" {len(dirs)} folders from {len(groups)} participants",
                        ctx.submissions, ctx.rejected)
+
+
+def _scan_participant(entries: list[tuple[Path, re.Match[str]]], ctx: L._Context) -> L._Found:
+    """The candidates of one participant's plugin folders."""
+    found = L._Found()
+    for d, m in entries:
+        if m["plugin"] != "file":
+            found.ignored_other.append(f"{d.name}/ (the {m['plugin']} plugin)")
+        elif d.is_symlink():
+            found.problems.append(f"{d.name} is a symbolic link, which is not followed")
+        else:
+            sub = L._scan_folder(d, ctx)
+            for field in ("candidates", "ignored_py", "ignored_other", "notes", "problems"):
+                getattr(found, field).extend(getattr(sub, field))
+    return found
 
 
 def _finish(ctx: L._Context, sid: str, found: L._Found, notes: list[str], source: str,
@@ -129,6 +137,8 @@ def _finish_zip_participant(raw: str, pid: str,
                     chosen_in=path.name)
     except L._Reject as exc:
         ctx.reject_owned(sid, str(exc), source)
+    except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+        ctx.reject_owned(sid, L._unreadable(exc), source)
 
 
 def _member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile, budget: L._Budget,

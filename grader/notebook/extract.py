@@ -25,20 +25,23 @@ assignment of a computed value) and is left out, as are IPython magics and shell
 Cells are numbered by their position in the notebook, from 1, markdown cells included (what
 you count scrolling the notebook). A ``NotebookError`` (one sentence completing "<name> ...")
 is raised for a notebook that is not JSON, not nbformat 4, has no code cell, or has a cell that
-does not parse.
+does not parse; it is the only exception ``from_notebook`` and ``from_cells`` raise. The
+notebook's content is the learner's: its JSON nesting is bounded on the raw text before it is
+decoded (``bounded.MAX_DEPTH``), a cell Python's parser cannot hold (nested too deeply:
+``RecursionError``, ``MemoryError``) is a cell that does not parse, and any other failure
+reading it is a ``NotebookError`` naming the exception's type.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 import warnings
 from dataclasses import dataclass, field
 
-from grader.sandbox.harness.source_text import NotSourceText, source_text
+from grader.sandbox.harness.source_text import NotSourceText, parse, source_text
 
-from . import lines
+from . import bounded, lines
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!]|[A-Za-z_][\w, ]*=\s*[%!])")
 _CELL_MAGIC = re.compile(r"^\s*%%(\w+)")
@@ -62,19 +65,31 @@ class Extraction:
 
 def from_notebook(content: bytes, name: str) -> Extraction:
     """The definitions of the notebook ``content`` (file name ``name``); raises
-    ``NotebookError``."""
+    ``NotebookError`` (and nothing else)."""
     cells = read_cells(content)
     return from_cells([(f"cell {n}", src) for n, src in cells], name)
 
 
 def read_cells(content: bytes) -> list[tuple[int, str]]:
-    """``(position from 1, source)`` of each code cell; raises ``NotebookError``."""
+    """``(position from 1, source)`` of each code cell; raises ``NotebookError`` (and nothing
+    else)."""
+    try:
+        return _read_cells(content)
+    except NotebookError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the learner's file: whatever it makes fail
+        raise NotebookError(f"is not a readable notebook ({type(exc).__name__})") from None
+
+
+def _read_cells(content: bytes) -> list[tuple[int, str]]:
     try:
         text = source_text(content)
     except NotSourceText as exc:
         raise NotebookError(str(exc)) from None
     try:
-        raw = json.loads(text)
+        raw = bounded.loads(text)
+    except bounded.TooDeep as exc:
+        raise NotebookError(f"is not a readable notebook: {exc}") from None
     except ValueError as exc:
         raise NotebookError(f"is not a notebook: it is not JSON ({exc})") from None
     if not isinstance(raw, dict) or "cells" not in raw and "worksheets" not in raw:
@@ -92,7 +107,7 @@ def read_cells(content: bytes) -> list[tuple[int, str]]:
     except Exception as exc:  # noqa: BLE001 - nbformat's errors vary by version
         raise NotebookError(f"is not a readable notebook ({type(exc).__name__})") from None
     cells = [(n, _joined(c.get("source", ""))) for n, c in enumerate(nb.get("cells", []), 1)
-             if c.get("cell_type") == "code"]
+             if isinstance(c, dict) and c.get("cell_type") == "code"]
     if not cells:
         raise NotebookError("has no code cells")
     return cells
@@ -100,12 +115,19 @@ def read_cells(content: bytes) -> list[tuple[int, str]]:
 
 def from_cells(cells: list[tuple[str, str]], name: str) -> Extraction:
     """The definitions of ``cells`` (``(label, source)``, in order); ``name`` is the file the
-    header and the note name. Raises ``NotebookError`` for a cell that does not parse."""
+    header and the note name. Raises ``NotebookError`` (and nothing else) for a cell that
+    does not parse or cannot be read."""
     future: list[tuple[str, int, str]] = []
     rest: list[tuple[str, int, str]] = []
     left: list[str] = []
     for label, source in cells:
-        kept, dropped = _cell(label, source)
+        try:
+            kept, dropped = _cell(label, source)
+        except NotebookError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the learner's cell: whatever it makes fail
+            raise NotebookError(f"has a {label} that could not be read "
+                                f"({type(exc).__name__})") from None
         for first_line, segment in kept:
             # ``from __future__`` must come first in a module: such imports are moved up
             into = future if segment.startswith("from __future__ ") else rest
@@ -144,10 +166,12 @@ def _cell(label: str, source: str) -> tuple[list[tuple[int, str]], list[str]]:
                 src_lines[i] = m.group(1) + "pass"  # keeps the lines and the block around
         code = "\n".join(src_lines)
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError as exc:
         raise NotebookError(f"has a {label} that does not parse: {exc.msg} (line "
                             f"{exc.lineno})") from None
+    except NotSourceText as exc:
+        raise NotebookError(f"has a {label} that does not parse: it {exc}") from None
     kept: list[tuple[int, str]] = []
     body = tree.body
     for node in body:
@@ -172,8 +196,8 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
-    except SyntaxError:
+        parse(code)
+    except (SyntaxError, NotSourceText):
         return False
     return True
 
@@ -219,12 +243,21 @@ def _describe(node: ast.stmt) -> str:
         return "a try block"
     if isinstance(node, ast.Expr):
         if isinstance(node.value, ast.Call):
-            return f"a call to {_short(ast.unparse(node.value.func))}"
+            return f"a call to {_short(_unparsed(node.value.func))}"
         return "an expression"
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return f"{_short(', '.join(ast.unparse(t) for t in targets))} = ... (not a constant)"
+        return f"{_short(', '.join(_unparsed(t) for t in targets))} = ... (not a constant)"
     return f"a {type(node).__name__.lower()} statement"
+
+
+def _unparsed(node: ast.AST) -> str:
+    """``ast.unparse(node)``, or "..." for an expression nested too deeply for it (it
+    recurses once per level)."""
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return "..."
 
 
 def _short(text: str, width: int = 30) -> str:

@@ -4,7 +4,9 @@ A generated file starts with ``HEADER_LINES`` comment lines: what it was made fr
 map (runs ``[generated line, cell label, cell line]``: the lines after a run's first follow
 it one for one) and the note on what was left out. ``relabel`` turns "SLUG.py, line 12" in
 traceback lines and messages into "SLUG.ipynb, cell 4, line 7". A ``.py`` that merely copies
-such a header only relabels its own tracebacks; nothing else reads the header.
+such a header only relabels its own tracebacks; nothing else reads the header. Since any
+learner's ``.py`` may hold such a header, it is read within bounds: JSON nesting checked before
+decoding, runs that start in order within the file's lines; anything else is no header.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import json
 import re
 from pathlib import Path
 
+from . import bounded
+
 HEADER_LINES = 3
 _TAG = "# vit-grader notebook: "
 _MAP = "# vit-grader line map: "
 _NOTE = "# "
+_MAP_DEPTH = 2  # [[generated line, cell label, cell line], ...]
 
 
 def header(name: str, note: str, line_map: dict[int, tuple[str, int]]) -> list[str]:
@@ -51,19 +56,41 @@ def parse(text: str) -> tuple[str, dict[int, tuple[str, int]], str] | None:
     if len(head) < HEADER_LINES or not head[0].startswith(_TAG) or \
             not head[1].startswith(_MAP):
         return None
+    tagged = head[0][len(_TAG):]
+    if not tagged.startswith('"'):
+        return None
     try:
-        name = json.JSONDecoder().raw_decode(head[0][len(_TAG):])[0]
-        runs = json.loads(head[1][len(_MAP):])
+        name = json.JSONDecoder().raw_decode(tagged)[0]  # a string: nothing nests
+        runs = bounded.loads(head[1][len(_MAP):], _MAP_DEPTH)
         total = text.count("\n") + (0 if text.endswith("\n") else 1)
+        if not _runs_fit(runs, total):
+            return None
         line_map: dict[int, tuple[str, int]] = {}
         ends = [r[0] for r in runs[1:]] + [total + 1]
         for (g, label, line), end in zip(runs, ends, strict=True):
-            for k in range(int(end) - int(g)):
-                line_map[int(g) + k] = (str(label), int(line) + k)
+            for k in range(end - g):
+                line_map[g + k] = (label, line + k)
     except (ValueError, TypeError, IndexError):
         return None
     note = head[2][len(_NOTE):]
     return str(name), line_map, "" if note == "nothing was left out" else note
+
+
+def _runs_fit(runs: object, total: int) -> bool:
+    """Whether ``runs`` is a line map a generated file of ``total`` lines could hold: runs
+    ``[generated line, label, cell line]`` of ints and a string, starting in order within the
+    file (so the map has at most ``total`` entries)."""
+    if not isinstance(runs, list):
+        return False
+    previous = 0
+    for run in runs:
+        if not (isinstance(run, list) and len(run) == 3 and type(run[0]) is int
+                and isinstance(run[1], str) and type(run[2]) is int):
+            return False
+        if not previous < run[0] <= total or run[2] < 1:
+            return False
+        previous = run[0]
+    return True
 
 
 def where(text: str | None, line: int) -> str:

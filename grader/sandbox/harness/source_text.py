@@ -9,11 +9,16 @@ lines, whatever the first holds, with Python's own pattern and line ends (``\\r`
 file this rule accepts is one Python decodes as UTF-8, and the text every reader sees is the
 text the interpreter runs (no ``utf-7`` file whose code a reader cannot see).
 
+``parse`` is ``ast.parse`` for readers in the grading process: Python's parser raises
+``RecursionError`` or ``MemoryError`` (not ``SyntaxError``) for code nested deeper than it
+holds (``-`` repeated 200,000 times), and any such failure is a ``NotSourceText`` there.
+
 This module is part of the harness: it imports nothing from ``grader``.
 """
 
 from __future__ import annotations
 
+import ast
 import codecs
 import re
 
@@ -40,6 +45,23 @@ def source_text(content: bytes) -> str:
     except UnicodeDecodeError as exc:
         raise NotSourceText(f"is not UTF-8 text (byte 0x{body[exc.start]:02x} at offset "
                             f"{exc.start + len(content) - len(body)})") from None
+
+
+def parse(text: str) -> ast.Module:
+    """``ast.parse(text)``. A ``SyntaxError`` is raised as the parser raises it; any other
+    failure (``RecursionError``, ``MemoryError`` on deeply nested code, a ``ValueError`` for a
+    NUL character) becomes ``NotSourceText`` ("is nested too deeply for Python's parser
+    (MemoryError)"), so a reader never fails with the parser's own exception."""
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        raise
+    except (RecursionError, MemoryError) as exc:
+        raise NotSourceText(f"is nested too deeply for Python's parser "
+                            f"({type(exc).__name__})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever else the parser may raise
+        raise NotSourceText(f"cannot be read by Python's parser ({type(exc).__name__})") \
+            from None
 
 
 def text_problem(content: bytes) -> str | None:
