@@ -21,7 +21,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
 INDEX = PACKAGE_DIR / "exercises.toml"
 SUITES_DIR = PACKAGE_DIR / "suites"
-SOLUTIONS_DIR = PROJECT_DIR / "solutions"
+# the references: the checkout's (or a bundle source's) solutions/, else those an install
+# outside the source carries (setup.py); a student release has neither
+SOLUTIONS_DIR = PROJECT_DIR / "solutions" if (PROJECT_DIR / "solutions").is_dir() else \
+    PACKAGE_DIR / "_references"
 STUBS_DIR = PACKAGE_DIR / "stubs"   # the pack's stubs
 EXERCISES_DIR = PROJECT_DIR / "exercises"  # statements, and the learner's working copies
 
@@ -138,13 +141,14 @@ def pack_version() -> str:
     from grader import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    roots = [INDEX, SUITES_DIR, SOLUTIONS_DIR, PACKAGE_DIR / "engine",
-             PACKAGE_DIR / "sandbox", PACKAGE_DIR / "suite.py"]
-    for root in roots:
+    roots = {"index": INDEX, "suites": SUITES_DIR, "solutions": SOLUTIONS_DIR,
+             "engine": PACKAGE_DIR / "engine", "sandbox": PACKAGE_DIR / "sandbox",
+             "suite": PACKAGE_DIR / "suite.py"}
+    for label, root in roots.items():  # (named by label: the same wherever it is installed)
         files = sorted(root.rglob("*.py")) + sorted(root.rglob("*.ini")) if root.is_dir() \
             else [root] if root.exists() else []  # (a student release has no references)
         for f in files:
-            digest.update(str(f.relative_to(PROJECT_DIR)).encode())
+            digest.update(f"{label}/{f.relative_to(root) if root.is_dir() else ''}".encode())
             digest.update(f.read_bytes())
     return digest.hexdigest()[:16]
 

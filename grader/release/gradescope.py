@@ -24,11 +24,11 @@ _SKIP = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 def _grader_files(slugs: tuple[str, ...]) -> list[tuple[Path, str]]:
     """(file, name in the zip) of the grader for the exercises ``slugs``: the package without
     any other exercise's suite, recorded data or stub, their references only, the project
-    file."""
+    files."""
     root = catalog.PROJECT_DIR
     others = [ex for ex in catalog.load().values() if ex.slug not in slugs]
     left_out = {p for ex in others for p in (ex.suite, ex.suite.with_suffix(".public"), ex.stub)}
-    found = [(root / "pyproject.toml", "pyproject.toml")]
+    found = [(root / "pyproject.toml", "pyproject.toml"), (root / "setup.py", "setup.py")]
     for path in sorted(catalog.PACKAGE_DIR.rglob("*")):
         if path.is_file() and not _SKIP & set(path.relative_to(root).parts) \
                 and path.suffix != ".pyc" and path not in left_out:

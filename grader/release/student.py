@@ -140,7 +140,7 @@ def write_release(task: Assignment, out: Path, *, force: bool = False,
         for source in (ex.stub, ex.statement):
             shutil.copyfile(source, out / "exercises" / source.name)
     (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
-    for name in ("pyproject.toml", "dev"):
+    for name in ("pyproject.toml", "setup.py", "dev"):
         shutil.copy2(catalog.PROJECT_DIR / name, out / name)
     if task.path is not None:
         shutil.copyfile(task.path, out / "assignment.toml")

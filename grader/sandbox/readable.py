@@ -13,6 +13,16 @@ packages. ``worker_view(device)`` returns the two lists the Landlock rules are m
 A ``read`` tree that holds something hidden is replaced by its entries, recursively, leaving
 the hidden part out (``carve``), so the answer holds for a checkout, a wheel, a system-wide
 install under ``/usr``, a Gradescope bundle and a Dask worker's install alike.
+
+The view is a function of what is installed, never of the process that computes it: a grading
+process started by the local pool (pytest has put the checkout on ``sys.path``), by a Dask
+worker (``python -P``, before its session starts) or from a bundle's source folder (``python -m
+grader``) computes the same one. Distributions are looked up on ``search_path()``, which leaves
+out the grader's own source folder: its build metadata (``vit_grader.egg-info``, written there
+by ``pip install -e .`` or ``pip install .``) must not stand in for what is installed. A site
+folder's shared ``__pycache__`` (the cached byte code of every top-level module installed there,
+whichever distribution it belongs to) is never readable whole: each distribution brings the
+cache files of its own modules.
 """
 
 from __future__ import annotations
@@ -28,15 +38,23 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-# what the harness imports (numpy always, torch for the torch exercises)
+# what the harness imports (numpy always, torch for the torch exercises); their optional
+# dependencies (extras) are readable too when installed, since a module that is listed but
+# unreadable fails its import with PermissionError, not the ImportError an optional import
+# expects
 WORKER_DISTRIBUTIONS = ("numpy", "torch")
+# what the worker's distributions import when it is installed without declaring it: torch.cuda
+# imports ``pynvml`` (NVML's binding, which the grader itself requires for its CUDA workers)
+SOFT_DISTRIBUTIONS = ("nvidia-ml-py",)
 SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
-          "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+          "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/stat",
           "/proc/sys", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random", "/dev/zero")
 CUDA = ("/usr/local", "/opt", "/proc/driver", "/sys/bus/pci", "/sys/devices")
 MAX_CARVE_DEPTH = 12
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _TOP = re.compile(r"^([^/,\n]+)[/,]", re.MULTILINE)  # a RECORD line's first path part
+_CACHED = re.compile(r"^__pycache__/([^/,\n]+),", re.MULTILINE)  # a file of the shared cache
+PYCACHE = "__pycache__"
 
 
 _HIDDEN: set[str] = set()  # folders this process writes hidden data to (``hide``)
@@ -75,6 +93,53 @@ def interpreter_folders() -> set[str]:
                                paths["platstdlib"], Path(sys.executable).resolve().parent.parent)}
 
 
+def _source_folder() -> str | None:
+    """The grader's source folder (a checkout's or a bundle's: it holds ``pyproject.toml``), or
+    None when the grader is installed."""
+    from grader import catalog  # the package being protected; imported late, it is large
+
+    project = catalog.PROJECT_DIR
+    return _real(project) if (project / "pyproject.toml").is_file() else None
+
+
+def search_path() -> list[str]:
+    """Where installed distributions are looked up: ``sys.path`` (``""`` read as the current
+    folder) without the grader's source folder or anything inside it, except a site folder
+    there (a checkout's ``.venv``). What a process has put on ``sys.path`` (pytest its rootdir,
+    ``python -m grader`` the folder it runs in) then changes no answer."""
+    source = _source_folder()
+    keep = site_folders()
+    found: list[str] = []
+    for entry in sys.path:
+        path = _real(entry or os.getcwd())
+        if source is not None and _inside(path, source) and \
+                not any(_inside(path, k) for k in keep):
+            continue
+        if path not in found and os.path.exists(path):
+            found.append(path)
+    return found
+
+
+def _distribution(name: str, path: list[str]) -> metadata.Distribution | None:
+    """The installed distribution ``name``, the first found on ``path``; None when absent."""
+    return next(iter(metadata.distributions(name=name, path=path)), None)
+
+
+def _installed(dist: metadata.Distribution, names: list[str]) -> set[str]:
+    """Where the files ``names`` (paths relative to ``dist``'s site folder) lie, by their first
+    part (a package folder, a module, the metadata folder), except in the shared
+    ``__pycache__``, where each cache file stands for itself; files outside the site folder
+    (``../../../bin/grade``) are left out."""
+    base = Path(str(dist.locate_file("")))
+    found = set()
+    for name in names:
+        parts = Path(name).parts
+        if not parts or parts[0] == "..":
+            continue
+        found.add(str(base.joinpath(*parts[:2 if parts[0] == PYCACHE else 1])))
+    return found
+
+
 def hidden_paths() -> set[str]:
     """What must never be readable: the grader's package wherever it is imported or installed
     (suites, caches), the references, and every entry of the checkout (or a bundle's source)
@@ -83,7 +148,7 @@ def hidden_paths() -> set[str]:
 
     hidden = {str(catalog.PACKAGE_DIR), str(catalog.SOLUTIONS_DIR), str(catalog.SUITES_DIR)}
     project = catalog.PROJECT_DIR
-    if (project / "pyproject.toml").is_file():  # a checkout or a bundle's source
+    if _source_folder() is not None:  # a checkout or a bundle's source
         keep = interpreter_folders() | site_folders()
         for entry in project.iterdir():
             path = _real(entry)
@@ -93,14 +158,9 @@ def hidden_paths() -> set[str]:
     for folder in site_folders() | {sysconfig.get_paths(vars=base)[k]
                                     for k in ("purelib", "platlib")}:
         hidden.add(os.path.join(folder, "grader"))  # an install of the grader, used or not
-    try:
-        for file in metadata.distribution("vit-grader").files or ():
-            top = Path(str(file)).parts[0]
-            if top != "..":
-                hidden.add(str(Path(file.locate()).parents[len(Path(str(file)).parts) - 1]
-                               / top))
-    except metadata.PackageNotFoundError:
-        pass
+    dist = _distribution("vit-grader", search_path())
+    if dist is not None:  # its files: the package, an editable install's finder, metadata
+        hidden |= _installed(dist, [str(f) for f in dist.files or ()])
     return {_real(p) for p in hidden if os.path.lexists(p)} | _HIDDEN
 
 
@@ -127,45 +187,60 @@ def carve(root: str, hidden: set[str], depth: int = 0) -> list[str]:
     return out
 
 
-def _requirements(dist: metadata.Distribution) -> list[str]:
-    """The distributions ``dist`` requires outside any extra (its METADATA's Requires-Dist
-    lines, read without the e-mail parser ``dist.requires`` uses)."""
+def _requirements(dist: metadata.Distribution, *, extras: bool = False) -> list[str]:
+    """The distributions ``dist`` requires (its METADATA's Requires-Dist lines, read without
+    the e-mail parser ``dist.requires`` uses): outside any extra, and with ``extras`` those
+    of its extras too."""
     names = []
     for line in (dist.read_text("METADATA") or "").splitlines():
         if not line:
             break  # the headers end at the first empty line
-        if line.startswith("Requires-Dist:") and "extra==" not in line.replace(" ", ""):
+        if line.startswith("Requires-Dist:") and \
+                (extras or "extra==" not in line.replace(" ", "")):
             match = _NAME.match(line[len("Requires-Dist:"):])
             if match:
                 names.append(match.group(1))
     return names
 
 
-def _top_levels(dist: metadata.Distribution) -> set[str]:
-    """The first path parts of the files ``dist`` installed inside its site folder (read from
-    its RECORD without making a path object per file: torch lists about 15,000)."""
-    return set(_TOP.findall(dist.read_text("RECORD") or "")) - {".."}
+def _files(dist: metadata.Distribution) -> list[str]:
+    """The files ``dist`` installed, relative to its site folder, and the byte code of each of
+    its top-level modules where it is cached: read from its RECORD without making a path
+    object per file (torch lists about 15,000)."""
+    record = dist.read_text("RECORD") or ""
+    tops = set(_TOP.findall(record)) - {PYCACHE}  # the shared cache: file by file, below
+    names = [f"{PYCACHE}/{name}" for name in _CACHED.findall(record)]
+    tag = sys.implementation.cache_tag
+    base = Path(str(dist.locate_file("")))
+    for top in tops:
+        names.append(top)
+        cached = f"{PYCACHE}/{top[:-3]}.{tag}.pyc"
+        if tag and top.endswith(".py") and (base / cached).is_file():
+            names.append(cached)  # written after the install, by an import
+    return names
 
 
-def distribution_paths(names: tuple[str, ...] = WORKER_DISTRIBUTIONS) -> set[str]:
-    """The top-level files and folders (packages, bundled libraries, metadata) of ``names``
-    and of every distribution they require, as installed for this interpreter."""
+def distribution_paths(names: tuple[str, ...] = WORKER_DISTRIBUTIONS,
+                       soft: tuple[str, ...] = SOFT_DISTRIBUTIONS) -> set[str]:
+    """The top-level files and folders (packages, bundled libraries, metadata, cached byte
+    code) of ``names``, of their extras and of ``soft``, and of every distribution these
+    require, as installed for this interpreter (looked up on ``search_path()``); a
+    distribution that is not installed is left out."""
+    path = search_path()
     seen: set[str] = set()
-    todo = list(names)
+    todo = [(name, False) for name in soft] + [(name, True) for name in names]
     paths: set[str] = set()
     while todo:
-        name = todo.pop()
+        name, extras = todo.pop()
         key = re.sub(r"[-_.]+", "-", name).lower()
         if key in seen:
             continue
         seen.add(key)
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
+        dist = _distribution(name, path)
+        if dist is None:
             continue
-        todo += _requirements(dist)
-        base = str(dist.locate_file(""))
-        paths |= {_real(os.path.join(base, top)) for top in _top_levels(dist)}
+        todo += [(required, False) for required in _requirements(dist, extras=extras)]
+        paths |= {_real(p) for p in _installed(dist, _files(dist))}
     return paths
 
 

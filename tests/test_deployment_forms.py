@@ -1,0 +1,161 @@
+"""Every deployment form grades a class alike: the same class (torch and numpy files, right and
+wrong, an exercise left out) graded from this checkout, with ``--scheduler local:2``, from an
+install outside the source (the Gradescope bundle's venv, a non-editable install as a wheel's),
+by the Gradescope bundle's ``run_autograder`` one submission at a time, and as notebooks, gets
+the same points per student and exercise in each.
+
+The Dask form once lost the torch files' points (their import of ``pynvml``, which torch.cuda
+makes, was unreadable in a Dask worker's sandbox: "raised PermissionError while being
+imported"); the right torch file is there for that.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import edit_source, reference_source
+
+GRADE = Path(sys.executable).with_name("grade")
+EXERCISES = ("grid_local_mask", "mean_attention_distance")
+ASSIGNMENT = """title = "deployment forms"
+exercises = ["grid_local_mask", "mean_attention_distance"]
+feedback = "graded"
+"""
+
+
+def _with_torch(src: str) -> str:
+    """``src`` importing torch (after its ``from __future__`` line, which must come first)."""
+    lines = src.split("\n")
+    at = max((i for i, line in enumerate(lines) if line.startswith("from __future__")),
+             default=-1) + 1
+    return "\n".join([*lines[:at], "import torch  # noqa: F401", *lines[at:]])
+
+
+def _students() -> dict[str, dict[str, str]]:
+    grid, mad = (reference_source(s) for s in EXERCISES)
+    half = edit_source(grid, ("<= radius  # (H_p, H_p)", "<= radius // 2  # (H_p, H_p)"),
+                       ("<= radius  # (W_p, W_p)", "<= radius // 2  # (W_p, W_p)"))
+    return {
+        "torch_right": {s: _with_torch(src) for s, src in zip(EXERCISES, (grid, mad))},
+        "numpy_right": dict(zip(EXERCISES, (grid, mad))),
+        "torch_wrong": {"grid_local_mask": _with_torch(half)},
+        "numpy_wrong": {"grid_local_mask": half, "mean_attention_distance":
+                        "def mean_attention_distance(*args, **kwargs):\n    return 0.0\n"},
+    }
+
+
+def _run(*args, cwd, env=None, timeout=900) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
+    return done
+
+
+def _grades(out: Path) -> dict[str, dict[str, float]]:
+    with open(out / "grades.csv", newline="") as fh:
+        return {row["id"]: {s: float(row[s] or 0) for s in EXERCISES}
+                for row in csv.DictReader(fh)}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("forms")
+    (base / "assignment.toml").write_text(ASSIGNMENT)
+    for form in ("py", "ipynb"):
+        for student, files in _students().items():
+            folder = base / f"class_{form}" / student
+            folder.mkdir(parents=True)
+            for slug, src in files.items():
+                if form == "py":
+                    (folder / f"{slug}.py").write_text(src)
+                else:
+                    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src)])
+                    (folder / f"{slug}.ipynb").write_text(nbformat.writes(nb))
+    return {"base": base}
+
+
+@pytest.fixture(scope="module")
+def reference(world) -> dict[str, dict[str, float]]:
+    """The checkout's grades (``grade bulk``, the local pool): what every form must give."""
+    base = world["base"]
+    _run(GRADE, "bulk", base / "class_py", "--assignment", base / "assignment.toml", "--out",
+         base / "out_checkout", "--workers", "2", "--quiet", cwd=base)
+    grades = _grades(base / "out_checkout")
+    assert grades["torch_right"] == grades["numpy_right"] == {"grid_local_mask": 9,
+                                                              "mean_attention_distance": 8}
+    assert grades["torch_wrong"]["grid_local_mask"] == grades["numpy_wrong"]["grid_local_mask"]
+    assert grades["numpy_wrong"]["grid_local_mask"] < 9
+    return grades
+
+
+def test_a_dask_cluster_grades_the_class_as_the_checkout_does(world, reference):
+    pytest.importorskip("distributed")
+    base = world["base"]
+    _run(GRADE, "bulk", base / "class_py", "--assignment", base / "assignment.toml", "--out",
+         base / "out_dask", "--scheduler", "local:2", "--quiet", cwd=base)
+    assert _grades(base / "out_dask") == reference
+
+
+def test_notebooks_are_graded_as_their_code_is(world, reference):
+    base = world["base"]
+    _run(GRADE, "bulk", base / "class_ipynb", "--assignment", base / "assignment.toml",
+         "--out", base / "out_notebooks", "--workers", "2", "--quiet", cwd=base)
+    assert _grades(base / "out_notebooks") == reference
+
+
+@pytest.fixture(scope="module")
+def bundle(world) -> Path:
+    """The Gradescope autograder, laid out in a temporary /autograder and set up by its own
+    setup.sh: its venv holds the grader installed (not linked to this checkout)."""
+    base = world["base"]
+    made = _run(GRADE, "release", "--gradescope", "--assignment", base / "assignment.toml",
+                base / "autograder.zip", cwd=base)
+    assert made.returncode == 0, made.stderr
+    root = base / "autograder"
+    with zipfile.ZipFile(base / "autograder.zip") as zf:
+        zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
+    setup = _run("bash", root / "source/setup.sh", cwd=root / "source",
+                 env={"AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""})
+    assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-4000:]
+    return root
+
+
+def test_an_install_outside_the_source_grades_the_class_as_the_checkout_does(world, reference,
+                                                                            bundle):
+    base = world["base"]
+    outside = base / "elsewhere"
+    outside.mkdir(exist_ok=True)
+    _run(bundle / "venv/bin/grade", "bulk", base / "class_py", "--assignment",
+         base / "assignment.toml", "--out", base / "out_installed", "--workers", "2",
+         "--quiet", cwd=outside, env={"PYTHONPATH": ""})
+    assert _grades(base / "out_installed") == reference
+
+
+def test_the_gradescope_bundle_grades_each_student_as_the_checkout_does(world, reference,
+                                                                       bundle):
+    base = world["base"]
+    for student in reference:
+        submission, results = bundle / "submission", bundle / "results"
+        for folder in (submission, results):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        for file in (base / "class_py" / student).iterdir():
+            shutil.copy(file, submission / file.name)
+        _run("bash", bundle / "source/run_autograder", cwd=bundle,
+             env={"AUTOGRADER_ROOT": str(bundle)})
+        data = json.loads((results / "results.json").read_text())
+        points = {s: 0.0 for s in EXERCISES}
+        for test in data["tests"]:  # named "<exercise>: <test>"
+            points[test["name"].split(":", 1)[0]] += float(test.get("score", 0))
+        assert {s: round(p, 6) for s, p in points.items()} == reference[student], student
