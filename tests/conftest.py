@@ -134,3 +134,31 @@ def dask_procs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
             yield procs
         finally:
             procs.close()
+
+
+def set_up_bundle(base: Path, assignment: str) -> Path:
+    """The Gradescope autograder of ``assignment`` (a TOML text), laid out in ``base``'s
+    temporary /autograder and set up by its own setup.sh: its venv holds the grader installed
+    (not linked to this checkout). Returns that /autograder."""
+    import os
+    import sys
+    import zipfile
+
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "assignment.toml").write_text(assignment)
+    env = {**os.environ}
+    grade = Path(sys.executable).with_name("grade")
+    made = subprocess.run([str(grade), "release", "--gradescope", "--assignment",
+                           str(base / "assignment.toml"), str(base / "autograder.zip")],
+                          capture_output=True, text=True, cwd=base, env=env, timeout=600)
+    assert made.returncode == 0, made.stderr
+    root = base / "autograder"
+    with zipfile.ZipFile(base / "autograder.zip") as zf:
+        zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
+    setup = subprocess.run(["bash", str(root / "source/setup.sh")], capture_output=True,
+                           text=True, cwd=root / "source", timeout=900,
+                           env={**env, "AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""})
+    assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-4000:]
+    return root

@@ -17,12 +17,11 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import edit_source, reference_source
+from conftest import edit_source, reference_source, set_up_bundle
 
 GRADE = Path(sys.executable).with_name("grade")
 EXERCISES = ("grid_local_mask", "mean_attention_distance")
@@ -114,21 +113,8 @@ def test_notebooks_are_graded_as_their_code_is(world, reference):
 
 @pytest.fixture(scope="module")
 def bundle(world) -> Path:
-    """The Gradescope autograder, laid out in a temporary /autograder and set up by its own
-    setup.sh: its venv holds the grader installed (not linked to this checkout)."""
-    base = world["base"]
-    made = _run(GRADE, "release", "--gradescope", "--assignment", base / "assignment.toml",
-                base / "autograder.zip", cwd=base)
-    assert made.returncode == 0, made.stderr
-    root = base / "autograder"
-    with zipfile.ZipFile(base / "autograder.zip") as zf:
-        zf.extractall(root / "source")
-    for script in ("setup.sh", "run_autograder"):
-        os.chmod(root / "source" / script, 0o755)
-    setup = _run("bash", root / "source/setup.sh", cwd=root / "source",
-                 env={"AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""})
-    assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-4000:]
-    return root
+    """The Gradescope autograder set up by its own setup.sh (``conftest.set_up_bundle``)."""
+    return set_up_bundle(world["base"] / "gradescope", ASSIGNMENT)
 
 
 def test_an_install_outside_the_source_grades_the_class_as_the_checkout_does(world, reference,

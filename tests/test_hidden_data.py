@@ -12,10 +12,10 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import set_up_bundle
 from hidden_search import findings, search, searcher
 
 from grader import catalog
@@ -61,21 +61,9 @@ def _run(*args, cwd=None, env=None, timeout=600):
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    """A Gradescope autograder laid out in a temporary /autograder and set up by its own
-    setup.sh (as root, like Gradescope): its venv holds the grader as installed, not linked."""
-    base = tmp_path_factory.mktemp("bundle")
-    (base / "assignment.toml").write_text(ASSIGNMENT)
-    made = _run(GRADE, "release", "--gradescope", "--assignment", base / "assignment.toml",
-                base / "autograder.zip")
-    assert made.returncode == 0, made.stderr
-    root = base / "autograder"
-    with zipfile.ZipFile(base / "autograder.zip") as zf:
-        zf.extractall(root / "source")
-    for script in ("setup.sh", "run_autograder"):
-        os.chmod(root / "source" / script, 0o755)
-    setup = _run("bash", root / "source/setup.sh", cwd=root / "source",
-                 env={"AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""})
-    assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-4000:]
+    """A Gradescope autograder set up by its own setup.sh (as root, like Gradescope): its venv
+    holds the grader as installed, not linked (``conftest.set_up_bundle``)."""
+    root = set_up_bundle(tmp_path_factory.mktemp("bundle"), ASSIGNMENT)
     (root / "results").mkdir()
     return root
 
