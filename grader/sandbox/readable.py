@@ -44,8 +44,10 @@ from typing import Any
 # expects
 WORKER_DISTRIBUTIONS = ("numpy", "torch")
 # what the worker's distributions import when it is installed without declaring it: torch.cuda
-# imports ``pynvml`` (NVML's binding, which the grader itself requires for its CUDA workers)
-SOFT_DISTRIBUTIONS = ("nvidia-ml-py",)
+# imports ``pynvml`` (NVML's binding, which the grader itself requires for its CUDA workers),
+# torch.hub ``tqdm`` (seen on a CUDA machine's image: unreadable, its import raised
+# PermissionError where torch expects ImportError)
+SOFT_DISTRIBUTIONS = ("nvidia-ml-py", "tqdm")
 SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/ld.so.conf",
           "/etc/ld.so.conf.d", "/etc/localtime", "/proc/cpuinfo", "/proc/stat",
           "/proc/sys", "/sys/devices/system/cpu", "/dev/urandom", "/dev/random", "/dev/zero")
