@@ -82,6 +82,8 @@ def confine(spec: dict[str, Any], *, in_netns: bool = False, is_init: bool = Fal
         os.chdir(cwd)  # the same path, now on the tmpfs
     if mode and pids:
         namespaces.become_init()
+    if mode and spec.get("devices") and spec.get("disk_bytes") and (pids or is_init):
+        namespaces.own_proc()  # a CUDA worker: /proc as its PID namespace sees it
     abi = int(spec.get("landlock_abi", 0))
     ruleset = _landlock_rules(spec, abi) if abi else None
     uid = spec.get("uid")

@@ -29,6 +29,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWN
     0x00020000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = \
     0x1, 0x2, 0x4, 0x20, 0x1000, 0x4000, 0x40000
+_MS_NOEXEC = 0x8
 
 
 def unshare(flags: int) -> None:
@@ -137,6 +138,14 @@ def _copy_tree(src: int, dst: int, uid: int | None, depth: int = 0) -> None:
             continue
         if uid is not None:
             os.chown(name, uid, uid, dir_fd=dst, follow_symlinks=False)
+
+
+def own_proc() -> None:
+    """Mount a /proc of this process's PID namespace over the host's, in its own mount
+    namespace (call it as process 1 of that namespace): there ``getpid()`` and the entries of
+    /proc agree. CUDA's start opens ``/proc/<getpid()>/...``: on the host's /proc that is the
+    host's process 1, which Landlock rightly refuses ("cudaGetDeviceCount ... Error 304")."""
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
 
 
 def become_init() -> None:

@@ -147,6 +147,10 @@ NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
 # socket: AF_INET and AF_INET6 only (the namespace has no interface up); never AF_UNIX
 # (sockets by path, abstract names), AF_NETLINK, AF_PACKET, AF_VSOCK (not in any namespace)...
 SOCKET_FAMILIES = {"AF_INET": 2, "AF_INET6": 10}
+# a CUDA worker's too: CUDA's start opens a Unix socket (seen on an H200: refused, it fails with
+# "cudaGetDeviceCount ... Error 304"); Landlock (ABI >= 6) scopes its abstract names to the
+# worker, and a socket file it may reach is one of its own work folder
+GPU_SOCKET_FAMILIES = {"AF_UNIX": 1}
 # ioctl: the terminal and descriptor requests Python makes (isatty, get_terminal_size,
 # set_inheritable, setblocking, FIONREAD); nothing that writes a terminal (TIOCSTI)
 IOCTLS = {"TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "FIONREAD": 0x541B, "FIONBIO": 0x5421,
@@ -277,7 +281,7 @@ def prepare(gpu: bool = False, log: bool | None = None) -> Any:
 
     f.add_rule(sc.ALLOW, "clone", arg(0, 0, NAMESPACE_FLAGS))
     otherwise("clone", other_args)
-    for family in SOCKET_FAMILIES.values():
+    for family in [*SOCKET_FAMILIES.values(), *(GPU_SOCKET_FAMILIES.values() if gpu else ())]:
         f.add_rule(sc.ALLOW, "socket", arg(0, family))
     otherwise("socket", other_args)
     for request in IOCTLS.values():
