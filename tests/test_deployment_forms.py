@@ -1,17 +1,21 @@
 """Every deployment form grades a class alike: the same class (torch and numpy files, right and
 wrong, an exercise left out) graded from this checkout, with ``--scheduler local:2``, from an
 install outside the source (the Gradescope bundle's venv, a non-editable install as a wheel's),
-by the Gradescope bundle's ``run_autograder`` one submission at a time, and as notebooks, gets
-the same points per student and exercise in each.
+by the Gradescope bundle's ``run_autograder`` one submission at a time, and as the notebooks of a
+notebook release (``grade release --notebooks``) handed back, gets the same points per student
+and exercise in each.
 
 The Dask form once lost the torch files' points (their import of ``pynvml``, which torch.cuda
 makes, was unreadable in a Dask worker's sandbox: "raised PermissionError while being
-imported"); the right torch file is there for that.
+imported"); the right torch file is there for that. The cause, a worker's view that depended
+on the process computing it (the checkout on ``sys.path`` made the site folder's shared
+``__pycache__`` readable, and with it ``pynvml``'s byte code), is tested on its own too.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import shutil
@@ -19,9 +23,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 from conftest import edit_source, reference_source, set_up_bundle
+
+from grader import catalog
 
 GRADE = Path(sys.executable).with_name("grade")
 EXERCISES = ("grid_local_mask", "mean_attention_distance")
@@ -77,9 +82,17 @@ def world(tmp_path_factory) -> dict[str, Path]:
                 if form == "py":
                     (folder / f"{slug}.py").write_text(src)
                 else:
-                    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src)])
-                    (folder / f"{slug}.ipynb").write_text(nbformat.writes(nb))
+                    (folder / f"{slug}.ipynb").write_text(_handed_back(slug, src))
     return {"base": base}
+
+
+def _handed_back(slug: str, src: str) -> str:
+    """The notebook ``grade release --notebooks`` hands out for ``slug`` (the statement as
+    markdown, ``%load_ext grader``, the stub under ``%%grade SLUG``: the release writes it with
+    this same function), handed back with ``src`` in place of the stub."""
+    from grader.notebook.release import exercise_notebook
+
+    return exercise_notebook(slug, catalog.get(slug).statement.read_text(encoding="utf-8"), src)
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +158,32 @@ def test_the_gradescope_bundle_grades_each_student_as_the_checkout_does(world, r
         for test in data["tests"]:  # named "<exercise>: <test>"
             points[test["name"].split(":", 1)[0]] += float(test.get("score", 0))
         assert {s: round(p, 6) for s, p in points.items()} == reference[student], student
+
+
+VIEW = """import json, sys
+from grader.sandbox import readable
+view = readable.worker_view(sys.argv[1])
+print(json.dumps([view.read, view.list]))
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_every_grading_process_computes_the_same_worker_view(tmp_path, device):
+    """What learner code may read is a function of what is installed, not of the process
+    computing it: a Dask worker's grading process (``python -P``, wherever it was started),
+    the local pool's (the checkout on ``sys.path``, as pytest puts it) and one started by
+    ``python -m grader`` in the checkout (``""`` on ``sys.path``) compute the same view; what
+    torch imports when installed (``pynvml`` for torch.cuda, ``tqdm`` for torch.hub) is
+    readable in it."""
+    checkout = str(catalog.PROJECT_DIR)
+    views = [_run(sys.executable, *flags, "-c", VIEW, device, cwd=cwd,
+                  env={"PYTHONPATH": path}).stdout
+             for flags, cwd, path in ((["-P"], tmp_path, ""), (["-P"], checkout, ""),
+                                      ([], tmp_path, checkout), ([], checkout, ""))]
+    assert all(view == views[0] for view in views), "the view depends on the process"
+    read, _ = json.loads(views[0])
+    for module in ("pynvml", "tqdm"):
+        found = importlib.util.find_spec(module)
+        if found is not None and found.origin:
+            origin = os.path.realpath(found.origin)
+            assert any(origin == p or origin.startswith(p + "/") for p in read), module

@@ -3,9 +3,10 @@ or a source rule's walk over it, fails for that student only (whatever it raises
 RecursionError, MemoryError, ...), with one line, and everyone else is graded.
 
 The class test grades, through ``grade bulk``, a Canvas zip holding a notebook whose JSON nests
-100,000 deep, a notebook with a cell of 200,000 minus signs, a source of 900 chained
-conditionals that breaks a source rule, and a forged notebook header; the generated test
-throws notebooks and sources at the readers ``grade bulk`` and a grading process use."""
+100,000 deep (also in a nested zip), a notebook with a cell of 200,000 minus signs, one with a
+cell importing a 100,000-part dotted name, a source of 900 chained conditionals that breaks a
+source rule, and a forged notebook header; the generated tests throw notebooks and sources at
+the readers ``grade bulk`` and a grading process use."""
 
 from __future__ import annotations
 
@@ -28,15 +29,17 @@ from hypothesis import strategies as st
 from grader import similarity
 from grader.bulk import layouts
 from grader.engine import rules
-from grader.notebook import lines
+from grader.notebook import bounded, lines
 from grader.notebook.extract import NotebookError, from_notebook
 from grader.sandbox import faults
+from grader.sandbox.harness.source_text import NotSourceText, parse, source_text
 from grader.suite import GradeFailure, rules_in
 
 GRADE = str(Path(sys.executable).with_name("grade"))
 SLUG = "attention_rollout"  # its rule: imports only numpy and math
 CONV = "conv_via_attention"  # its rule: no convolution routine (numpy.fft, ...)
 UNARY = "X = " + "-" * 200_000 + "1\n"  # Python's parser: MemoryError
+DOTTED = "import " + ".".join(["numpy"] * 100_000) + "\n"  # Python's parser: over 10 GB
 
 
 def rule_of(slug: str) -> rules.Rule:
@@ -88,6 +91,7 @@ def graded_class(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Pa
         f"forged_105_5005_{SLUG}.py": forged_header(right).encode(),
         "nested_106_5006_work.zip": _nested_zip(f"{SLUG}.ipynb", deep_notebook(100_000)),
         f"zoe_107_5007_{SLUG}.ipynb": notebook(right),
+        f"dots_108_5008_{SLUG}.ipynb": notebook(right, DOTTED),
     }
     klass = base / "class.zip"
     with zipfile.ZipFile(klass, "w") as zf:
@@ -119,6 +123,8 @@ def test_the_class_is_graded_whatever_one_file_holds(graded_class):
     ("minus_103", f"{SLUG}.ipynb (submission 5003) has a cell 2 that does not parse: it is "
                   "nested too deeply for Python's parser (MemoryError)"),
     ("nested_106", "is not a readable notebook: its JSON nests deeper than 100 levels"),
+    ("dots_108", f"{SLUG}.ipynb (submission 5008) has a cell 2 that does not parse: it imports "
+                 "a dotted name too long for Python's parser"),
 ])
 def test_each_bad_file_is_its_students_one_line(graded_class, student, reason):
     _, out = graded_class
@@ -154,6 +160,13 @@ def test_a_file_pythons_parser_cannot_hold_is_the_rules_own_error():
         rules.enforce(source, rule_of(SLUG))
 
 
+def test_a_dotted_import_is_measured_before_pythons_parser_builds_it():
+    source = rules.LearnerSource(f"{SLUG}.py", reference_source(SLUG) + DOTTED)
+    with pytest.raises(faults.ImportFailed, match=f"{SLUG}.py imports a dotted name too long "
+                                                  "for Python's parser"):
+        rules.enforce(source, rule_of(SLUG))
+
+
 def test_json_nesting_is_bounded_but_brackets_in_strings_and_real_outputs_are_read():
     nb = nbformat.v4.new_notebook()
     deep_data: object = 1
@@ -170,9 +183,23 @@ def test_json_nesting_is_bounded_but_brackets_in_strings_and_real_outputs_are_re
         from_notebook(nbformat.writes(nb).encode(), f"{SLUG}.ipynb")
 
 
+def test_a_string_that_never_closes_is_measured_once():
+    # read again from each of its quotes, this 2 MB notebook would take hours to measure
+    unclosed = ('{"cells": [], "x": "' + '\\"' * 1_000_000).encode()
+    with pytest.raises(NotebookError, match="it is not JSON"):
+        from_notebook(unclosed, f"{SLUG}.ipynb")
+
+
 def test_a_forged_line_map_is_no_line_map():
     assert lines.parse(forged_header("X = 1\n")) is None
     assert lines.where(forged_header("X = 1\n"), 4) == "line 4"
+
+
+def test_a_message_naming_a_line_past_any_file_is_left_as_it_is():
+    huge = "9" * 5000  # more digits than int() reads
+    message = f"{SLUG}.py, line {huge}: {SLUG}.py has a SyntaxError at line {huge}"
+    assert lines.relabel_with(message, SLUG, f"{SLUG}.ipynb", {1: ("cell 1", 1)}) == \
+        message.replace(f"{SLUG}.py", f"{SLUG}.ipynb")
 
 
 # --- generated notebooks and sources -----------------------------------------------------------
@@ -288,3 +315,30 @@ def test_generated_notebooks_and_sources_never_stop_the_batch(files, zipped):
                 sources[sub.id] = source.text
                 lines.where(source.text, 5)
         assert isinstance(similarity.find_pairs(sources), list)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.large_base_example])
+@given(student)
+def test_each_reader_raises_only_its_own_error(file):
+    suffix, data = file
+    try:
+        bounded.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        pass  # TooDeep, or not JSON
+    if suffix == ".ipynb":
+        try:
+            data = from_notebook(data, f"{SLUG}.ipynb").text.encode()
+        except NotebookError as exc:
+            assert str(exc) and "\n" not in str(exc)
+            return
+    try:
+        text = source_text(data)
+        parse(text)
+    except (SyntaxError, NotSourceText):
+        return
+    lines.parse(text)
+    for slug in (SLUG, CONV):
+        rules.violations(text, rule_of(slug))
+

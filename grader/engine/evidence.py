@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from grader.sandbox.harness.source_text import NotSourceText, parse
+
 from .compare import compare
+from .rules import read_source
 
 if TYPE_CHECKING:
     from grader.suite import KnownMistake
@@ -166,9 +169,10 @@ def depends_on(source: Path | None, functions: Iterable[str]) -> dict[str, froze
     its body uses by name (read from the source, never run); nothing for a file that cannot
     be read or parsed."""
     names = set(functions)
-    try:
-        tree = ast.parse(source.read_bytes()) if source is not None else None
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    text = read_source(source).text if source is not None else None  # (bounded in size)
+    try:  # ``parse``: bounded where Python's parser is not (source_text.py)
+        tree = parse(text) if text is not None else None
+    except (SyntaxError, NotSourceText):
         return {}
     found: dict[str, frozenset[str]] = {}
     for node in tree.body if tree is not None else ():

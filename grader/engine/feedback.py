@@ -282,6 +282,8 @@ def _said(result: TestResult, exc: BaseException | None,
         return Said.UNINTERPRETABLE, {}
     if isinstance(exc, faults.NotSubmitted):
         return Said.NOT_SUBMITTED, {"module": module}
+    if isinstance(exc, faults.TimedOut) and exc.budget:  # (at an import too: the budget's)
+        return Said.BUDGET, {"seconds": exc.seconds}
     if getattr(exc, "at_import", False) or isinstance(exc, faults.ImportFailed):
         return Said.UNLOADABLE, {"module": module}
     if isinstance(exc, faults.MissingName):

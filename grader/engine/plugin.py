@@ -167,10 +167,11 @@ class GradingPlugin:
             missing = proxy.load(catalog.get(slug).functions)
         except faults.LearnerFault as raised:
             fault = raised
-            if self._earlier is not None:  # its public phase imported it: grader words only
+            observed = isinstance(fault, (faults.TimedOut, faults.Crashed))  # (grader-owned)
+            if self._earlier is not None and not observed:  # its public round imported it:
                 fault = faults.ImportFailed(f"{slug}.py imported in its public tests but not "
-                                            "again for its hidden tests")
-            elif isinstance(fault, (faults.TimedOut, faults.Crashed)):
+                                            "again for its hidden tests")  # grader words only
+            elif observed:
                 fault.message = f"importing {slug}.py: {fault.message}"
             fault.at_import = True  # every later test of the exercise gets this fault
             self.import_faults[slug] = fault

@@ -12,8 +12,11 @@ import re
 from typing import Any
 
 MAX_DEPTH = 100  # a notebook nests about 6 deep; an output's JSON data a few more
-# a string (skipped: brackets inside it do not nest), an opening or a closing bracket
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|([\[{])|[\]}]', re.DOTALL)
+# an opening bracket, a closing one, or a string (skipped: brackets inside it do not nest),
+# closed or running to the end of the text: a string that never closes is one token, so the
+# scan is linear (``"\"\"\"...`` is not re-read from each of its quotes)
+_TOKEN = re.compile(r'(?P<open>[\[{])|(?P<close>[\]}])|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)',
+                    re.DOTALL)
 
 
 class TooDeep(ValueError):
@@ -27,11 +30,11 @@ def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
     goes (``json.loads`` then says what is wrong with it)."""
     depth = 0
     for m in _TOKEN.finditer(text):
-        if m.group(1) is not None:
+        if m["open"] is not None:
             depth += 1
             if depth > limit:
                 raise TooDeep(f"its JSON nests deeper than {limit} levels")
-        elif m.end() - m.start() == 1 and depth:  # a stray closer: json.loads stops there
+        elif m["close"] is not None and depth:  # a stray closer: json.loads stops there
             depth -= 1
 
 

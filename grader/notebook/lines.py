@@ -112,14 +112,20 @@ def relabel_with(text: str, slug: str, name: str, line_map: dict[int, tuple[str,
     """``text`` with each ``SLUG.py, line N`` mapped by ``line_map``, then ``SLUG.py`` named
     ``name``."""
     def cell(m: re.Match[str]) -> str:
-        where = line_map.get(int(m.group(1)))
+        where = line_map.get(_line(m.group(1)))
         return f"{name}, {where[0]}, line {where[1]}" if where else m.group(0)
 
     def at(m: re.Match[str]) -> str:
-        where = line_map.get(int(m.group(2)))
+        where = line_map.get(_line(m.group(2)))
         return f"{name} has a {m.group(1)} at {where[0]}, line {where[1]}" if where \
             else m.group(0)
 
     text = re.sub(rf"\b{re.escape(slug)}\.py, line (\d+)", cell, text)
     text = re.sub(rf"\b{re.escape(slug)}\.py has an? (\w+) at line (\d+)", at, text)
     return re.sub(rf"\b{re.escape(slug)}\.py\b", name, text)
+
+
+def _line(digits: str) -> int:
+    """The line number ``digits`` spell, or 0 (no line) for more digits than a file has lines:
+    the text may be the learner's (an exception's message), and ``int`` refuses over 4,300."""
+    return int(digits) if len(digits) <= 12 else 0

@@ -11,7 +11,10 @@ text the interpreter runs (no ``utf-7`` file whose code a reader cannot see).
 
 ``parse`` is ``ast.parse`` for readers in the grading process: Python's parser raises
 ``RecursionError`` or ``MemoryError`` (not ``SyntaxError``) for code nested deeper than it
-holds (``-`` repeated 200,000 times), and any such failure is a ``NotSourceText`` there.
+holds (``-`` repeated 200,000 times), and any such failure is a ``NotSourceText`` there. Its
+memory is linear in the source but for one rule: it builds every prefix of a dotted import
+name as a string of its own (``import a.a.a...``, 100,000 parts in 200 kB of text, would take
+over 10 GB), so those names are measured on the text first (``MAX_DOTTED_CHARS``).
 
 This module is part of the harness: it imports nothing from ``grader``.
 """
@@ -27,6 +30,12 @@ BOM = codecs.BOM_UTF8
 _DECLARATION = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _UTF8 = ("utf-8", "utf-8-sig")
+MAX_DOTTED_CHARS = 10_000_000  # the prefixes of dotted import names, all together (~10 MB)
+# ``import`` or ``from`` and what follows it up to the first character that cannot be part of
+# an import's names: name characters (any non-ASCII one counts), dots, commas, blanks, line
+# continuations; possessive, so each character is read once
+_IMPORT = re.compile(r"\b(?:import|from)\b((?:[\w.,\x80-\U0010ffff \t\f]|\\\r?\n|\\\r)*+)")
+_PART = re.compile(r"[\w\x80-\U0010ffff]+|[.,]")
 
 
 class NotSourceText(ValueError):
@@ -51,7 +60,11 @@ def parse(text: str) -> ast.Module:
     """``ast.parse(text)``. A ``SyntaxError`` is raised as the parser raises it; any other
     failure (``RecursionError``, ``MemoryError`` on deeply nested code, a ``ValueError`` for a
     NUL character) becomes ``NotSourceText`` ("is nested too deeply for Python's parser
-    (MemoryError)"), so a reader never fails with the parser's own exception."""
+    (MemoryError)"), so a reader never fails with the parser's own exception. A source whose
+    dotted import names would take the parser more than ``MAX_DOTTED_CHARS`` characters is a
+    ``NotSourceText`` before it is parsed."""
+    if _dotted_chars(text) > MAX_DOTTED_CHARS:
+        raise NotSourceText("imports a dotted name too long for Python's parser")
     try:
         return ast.parse(text)
     except SyntaxError:
@@ -62,6 +75,27 @@ def parse(text: str) -> ast.Module:
     except Exception as exc:  # noqa: BLE001 - whatever else the parser may raise
         raise NotSourceText(f"cannot be read by Python's parser ({type(exc).__name__})") \
             from None
+
+
+def _dotted_chars(text: str) -> int:
+    """The characters of the strings Python's parser builds for the dotted names after
+    ``import`` and ``from`` in ``text``: each prefix of two parts or more (``a.bc.d``: ``a.bc``
+    and ``a.bc.d``, 10). Strings and comments are measured too: that only counts more."""
+    total = 0
+    for m in _IMPORT.finditer(text):
+        length, dot = 0, False
+        for part in _PART.finditer(m[1]):
+            if part[0] == ".":
+                dot = True
+            elif part[0] == ",":
+                length, dot = 0, False
+            elif dot and length:
+                length += 1 + len(part[0])
+                total += length
+                dot = False
+            else:
+                length, dot = len(part[0]), False
+    return total
 
 
 def text_problem(content: bytes) -> str | None:
