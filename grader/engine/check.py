@@ -78,7 +78,6 @@ def mistake_output(m: KnownMistake, args: tuple, kwargs: dict) -> Any:
         lambda: _run_here(m.fn, args, kwargs))
 
 
-_signature = signature  # (``evidence.signature``)
 
 
 def _shown(args: tuple, kwargs: dict) -> str:
@@ -427,18 +426,18 @@ class Check:
             except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
                 continue
             if compare(actual, wrong, rtol=rtol, atol=atol).ok and \
-                    self._holds_on_probes(m, _signature(args, kwargs), rtol, atol):
+                    self._holds_on_probes(m, signature(args, kwargs), rtol, atol):
                 return m
         return None
 
-    def _holds_on_probes(self, m: KnownMistake, signature: tuple, rtol: float,
+    def _holds_on_probes(self, m: KnownMistake, form: tuple[int, ...], rtol: float,
                          atol: float) -> bool:
         """Whether the learner also matches mistake ``m`` on the suite's probe calls of its
-        function (``suite.probes``) that have the failing call's ``signature`` (a 2-D input
+        function (``suite.probes``) of the failing call's ``form`` (``signature``: a 2-D input
         is not probed with 1-D ones: the code paths may differ), wherever ``m`` differs from
         the reference there."""
         for args in getattr(self.mistakes, "probes", {}).get(m.func, ()):
-            if _signature(args, {}) != signature:
+            if signature(args, {}) != form:
                 continue
             try:
                 wrong = mistake_output(m, args, {})

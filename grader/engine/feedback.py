@@ -35,7 +35,7 @@ from enum import StrEnum
 from grader.sandbox import faults
 from grader.suite import GradeFailure
 
-from .hints import NOT_RUN
+from .hints import CRASHED, NAN_SOURCES, NOT_RUN, RULE
 from .results import FaultKind, TestResult, TestStatus
 
 LEVELS = ("full", "graded")
@@ -121,9 +121,7 @@ GRADED_HINTS: dict[str, str] = {
             "compared.",
     "none": "Your function returned None: is a return statement missing, or does a branch "
             "end without one?",
-    "nan": "NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
-           "number, or the mean of an empty slice (and inf from a division by 0 or exp of a "
-           "large number).",
+    "nan": NAN_SOURCES,
     "inf": "inf where the result is finite comes from a division by zero or an overflow; a "
            "finite value where the contract's is infinite is an unbounded case not handled.",
     "precision": "Close to the expected values but outside the tolerance: an approximation, a "
@@ -141,11 +139,9 @@ GRADED_HINTS: dict[str, str] = {
     "wrong_exception": "An exception from deeper down is not the contract's: test the "
                        "condition yourself before computing and raise the contract's "
                        "exception explicitly.",
-    "crashed": "The process running your code ended: sys.exit or os._exit, memory exhausted "
-               "by a huge intermediate array, or a crash in native code.",
+    "crashed": CRASHED,
     "timeout": "",
-    "rule": "The grader reads your source (without running it) for what this exercise rules "
-            "out: write that step yourself, it is the point of the exercise.",
+    "rule": RULE,
     "known_mistake": "",
     "not_run": NOT_RUN,
     "layout": "",

@@ -50,6 +50,11 @@ NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while 
            "the traceback shows the line it was running. Check each while loop's condition, "
            "and that every step moves towards it.")
 
+RULE = ("The grader reads your source (without running it) for what this exercise rules out: "
+        "write that step yourself, it is the point of the exercise.")
+CRASHED = ("The process running your code ended: sys.exit or os._exit, memory exhausted by a "
+           "huge intermediate array, or a crash in native code.")
+
 # A function whose reference calls another of the exercise, which failed its own tests: no
 # cause of its own is named (``evidence.py``).
 FIX_FIRST = ("{func} calls your {first}, which fails its own tests: fix {first} first, then "
@@ -105,9 +110,7 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
     if mistake:
         return "known_mistake", ""
     if kind == "rule":
-        return "rule", ("The grader reads your source (without running it) for what this "
-                        "exercise rules out: write that step yourself, it is the point of the "
-                        "exercise.")
+        return "rule", RULE
     if kind == "not_raised":
         return kind, (f"Check the arguments at the top of the function and raise "
                       f"{expected_exc or 'the error'} with a clear message; returning a value "
@@ -134,8 +137,7 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
                 status, "gives wrong values")
             return "large", _large_text(what, sizes)
     if status == "crashed":
-        return "crashed", ("The process running your code ended: sys.exit or os._exit, memory "
-                           "exhausted by a huge intermediate array, or a crash in native code.")
+        return "crashed", CRASHED
     return None, ""
 
 
@@ -301,10 +303,11 @@ def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
     return "nan", (seen + also + " " + _NAN_GENERIC).strip()
 
 
-_NAN_GENERIC = ("NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
-                "number, or the mean of an empty slice (and inf from a division by 0 or exp of "
-                "a large number). Run your function on a tiny input and find the first NaN "
-                "with np.isnan.")
+NAN_SOURCES = ("NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
+               "number, or the mean of an empty slice (and inf from a division by 0 or exp of "
+               "a large number).")
+_NAN_GENERIC = NAN_SOURCES + " Run your function on a tiny input and find the first NaN with " \
+    "np.isnan."
 
 
 def _inf(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:

@@ -74,7 +74,8 @@ class GradingPlugin:
               feedback_level: str = "full", call_timeout_s: float | None = None,
               observer: Observer | None = None,
               loaded: dict[str, Loaded] | None = None, round_of: str = "whole",
-              carried: dict[str, evidence.Carried] | None = None) -> None:
+              carried: dict[str, evidence.Carried] | None = None,
+              timeouts: dict[str, list[float]] | None = None) -> None:
         """Forget the last submission: the next tests run against ``worker``, their hidden
         results made at ``feedback_level`` (``feedback.py``); ``call_timeout_s`` replaces the
         default wall clock of a call (tests that set their own keep it); ``observer`` is told
@@ -82,7 +83,8 @@ class GradingPlugin:
         phase's, what its public phase's imports came to (``loads``), the only word on which
         files failed to import and which names they lack. ``round_of``: ``whole``, or the
         ``public`` or ``hidden`` round of a class graded in rounds; a hidden round's
-        ``carried``: what its public round's evidence left (``evidence.Carried``)."""
+        ``carried``: what its public round's evidence left (``evidence.Carried``), and
+        ``timeouts`` its calls that timed out (``MAX_TIMEOUTS`` counts over both rounds)."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.observer = observer
         self.paragraphs = Paragraphs()
@@ -110,10 +112,16 @@ class GradingPlugin:
         # a hidden round's: per slug, the public tests whose mistake its evidence refutes
         self.refuted_public: dict[str, set[str]] = {}
         self._started: dict[str, float] = {}
-        self._timeouts: dict[str, list[float]] = {}  # slug -> each timed-out call's limit
+        # slug -> each timed-out call's limit
+        self._timeouts: dict[str, list[float]] = {s: list(t) for s, t in (timeouts or {}).items()}
         self.sandbox_error: SandboxError | None = None
         self._item: Any = None  # the test being run (pytest_runtest_setup), and its slug
         self._slug = ""
+
+    @property
+    def timeouts(self) -> dict[str, list[float]]:
+        """A copy of each exercise's timed-out calls' limits so far."""
+        return {slug: list(t) for slug, t in self._timeouts.items()}
 
     def in_order(self, items: list[pytest.Item]) -> None:
         """Put each exercise's results in the order of ``items`` (the suite's)."""

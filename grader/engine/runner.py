@@ -251,9 +251,11 @@ class _SessionDriver:
                           observer=job.observer,
                           loaded=handover.loaded if handover is not None else None,
                           round_of=job.phase.value,
-                          carried=handover.carried if handover is not None else None)
+                          carried=handover.carried if handover is not None else None,
+                          timeouts=handover.timeouts if handover is not None else None)
         if items:
-            verdict.forget_sizes(items[0].config)
+            verdict.forget_sizes(items[0].config,
+                                 handover.sizes if handover is not None else None)
         if handover is not None:
             self._take_over(handover)
         self.plugin.plan(items)
@@ -263,14 +265,8 @@ class _SessionDriver:
             self.plugin.finish()  # (an interrupted run: the verdicts of what ran)
 
     def _take_over(self, handover: Handover) -> None:
-        """The session's state for this submission as its public phase left it, as if its tests
-        went on in the same session: the calls that timed out, the sizes its valued tests had
-        (the hints' history) and the paragraphs its tests said (said once per exercise)."""
-        # (the plugin's and the verdicts' own records: begin and forget_sizes emptied them)
-        self.plugin._timeouts.update({slug: list(t) for slug, t in handover.timeouts.items()})
-        if self._config is not None:
-            self._config.stash[verdict._HISTORY] = {
-                slug: list(seen) for slug, seen in handover.sizes.items()}
+        """The paragraphs the public phase's tests said (said once per exercise), as if its
+        tests went on in the same session (its timeouts and sizes: ``_run``)."""
         for ex in handover.result.exercises:
             for test in ex.tests:
                 self.plugin.paragraphs.once(ex.exercise, copy.copy(test))
@@ -279,10 +275,9 @@ class _SessionDriver:
         """What this public phase leaves its hidden phase, taken from the session before
         anything else runs in it (its ``result`` and ``seconds`` are set when known)."""
         left = job.budget_s if worker.deadline is None else worker.deadline - time.monotonic()
-        history = self._config.stash.get(verdict._HISTORY, {}) if self._config else {}
         return Handover(result=SubmissionResult(submission=job.submission, device=job.device),
-                        timeouts={s: list(t) for s, t in self.plugin._timeouts.items()},
-                        sizes={s: list(seen) for s, seen in history.items()},
+                        timeouts=self.plugin.timeouts,
+                        sizes=verdict.sizes(self._config) if self._config else {},
                         loaded=self.plugin.loads(), carried=dict(self.plugin.carried),
                         unnamed=dict(self.plugin.unnamed), budget_left_s=max(0.0, left))
 

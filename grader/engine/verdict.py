@@ -79,9 +79,18 @@ def _values(cmp: Comparison) -> dict[str, str] | None:
     return {"expected": _as_text(cmp.expected_array), "actual": _as_text(cmp.actual_array)}
 
 
-def forget_sizes(config: pytest.Config) -> None:
-    """A new submission: the sizes its earlier tests passed at start empty."""
-    config.stash[_HISTORY] = {}
+Sizes = dict[str, list[tuple[int, bool, frozenset[str]]]]
+
+
+def forget_sizes(config: pytest.Config, earlier: Sizes | None = None) -> None:
+    """A new submission: the sizes its earlier tests passed at start empty, or as ``earlier``
+    (a hidden round's: what its public round left, ``sizes``)."""
+    config.stash[_HISTORY] = {slug: list(seen) for slug, seen in (earlier or {}).items()}
+
+
+def sizes(config: pytest.Config) -> Sizes:
+    """A copy of the sizes' history of the submission being graded (``forget_sizes``)."""
+    return {slug: list(seen) for slug, seen in config.stash.get(_HISTORY, {}).items()}
 
 
 @functools.cache
