@@ -12,6 +12,6 @@ PACKAGES = find_namespace_packages(include=["grader*"])  # (as pyproject's find 
 if (HERE / "solutions").is_dir():
     setup(packages=[*PACKAGES, "grader._references"],
           package_dir={"grader._references": "solutions"},
-          package_data={"grader._references": ["*.py"]})
+          package_data={"grader._references": ["*.py", "*.confirm.json"]})
 else:
     setup(packages=PACKAGES)

@@ -43,6 +43,9 @@ class Exercise:
     functions: tuple[str, ...] = field(default_factory=tuple)
     # tests the statement documents as points for the form alone (a trivial answer earns them)
     format_only: tuple[str, ...] = field(default_factory=tuple)
+    # functions whose statement allows them to change their arguments in place (every other
+    # call that does fails: faults.ArgumentsModified)
+    may_modify: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def needs_torch(self) -> bool:
@@ -86,7 +89,8 @@ def load() -> dict[str, Exercise]:
             rtol=float(entry.get("rtol", 1e-7)), atol=float(entry.get("atol", 1e-9)),
             hints=tuple(entry["hints"]), summary=entry.get("summary", ""),
             functions=tuple(entry.get("functions", ())),
-            format_only=tuple(entry.get("format_only", ())))
+            format_only=tuple(entry.get("format_only", ())),
+            may_modify=tuple(entry.get("may_modify", ())))
     return out
 
 

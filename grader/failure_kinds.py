@@ -23,6 +23,8 @@ class FailureKind(StrEnum):
     LARGE = "large"
     RULE = "rule"
     LAYOUT = "layout"
+    UNCONFIRMED = "unconfirmed"
+    MODIFIED = "modified"
 
 
 DESCRIPTIONS: dict[str, str] = {
@@ -45,4 +47,7 @@ DESCRIPTIONS: dict[str, str] = {
     FailureKind.RULE: "a source rule broken",
     FailureKind.LAYOUT: "a model whose layers are not the documented ones (its weights do not "
                         "load)",
+    FailureKind.UNCONFIRMED: "right on this test's inputs, but not on the hidden inputs where "
+                             "a parameter takes other values (engine/confirm.py)",
+    FailureKind.MODIFIED: "the call changed its arguments in place",
 }

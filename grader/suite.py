@@ -89,6 +89,9 @@ class GradeFailure(AssertionError):
         self.fix_first: tuple[str, str] | None = None
         # the form of the call a known mistake was matched on (``evidence.signature``)
         self.form: tuple[int, ...] = ()
+        # on how many of the exercise's compared calls of that form the learner's results
+        # equal the mistake's (set by the engine once the exercise's evidence is in)
+        self.agreed = 0
 
 
 @dataclass(frozen=True)
@@ -138,17 +141,18 @@ class KnownMistake:
     name: str
     message: str
     fn: Callable[..., Any]
-    slip: str = ""
+    slip: str | tuple[str, ...] = ""
 
 
 def mistake(func: str, name: str, message: str, *,
-            slip: str = "") -> Callable[[Callable[..., Any]], Any]:
+            slip: str | tuple[str, ...] = "") -> Callable[[Callable[..., Any]], Any]:
     """Register a wrong variant of reference function ``func``.
 
     When a learner's failing output matches the variant's output on the same arguments,
     the verdict names the mistake and shows ``message``. ``slip``: the mistake *is* a generic
     slip of the reference's result, on every input ("negated", "halved", ...: the names of
-    ``authoring/separation.py``), so ``grade pack check`` does not ask probes to tell the two
+    ``authoring/separation.SLIP_NAMES``; a tuple of them for a mistake that is several slips at
+    once, a swap of two values), so ``grade pack check`` does not ask probes to tell them
     apart.
     """
 

@@ -112,9 +112,14 @@ def graded_pack():
     """Every file ``grade pack check --grade`` grades (references, stubs, bases, the declared
     variants, the trivial answers), graded once for the whole test session (two processes):
     ``[(Graded, ExerciseResult or why it could not be graded)]``."""
+    import os
+
     from grader.authoring import graded
 
-    return list(graded.grade_files(graded.files_to_grade(list(catalog.load())), jobs=2))
+    # every "a parameter ignored" shortcut in CI, a sample in the loop between changes
+    ignored = None if os.environ.get("CI") == "true" else graded.IGNORED_SAMPLE
+    return list(graded.grade_files(graded.files_to_grade(list(catalog.load()),
+                                                         ignored=ignored), jobs=2))
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ import pytest
 from grader import catalog
 from grader.authoring import variants
 from grader.authoring.variants import Variant
+from grader.engine import paragraphs
 from grader.engine.results import TestResult
 
 # The uncatalogued variants of every exercise, declared in solutions/<slug>.variants.toml
@@ -61,6 +62,9 @@ def graded(graded_pack) -> dict[tuple[str, str], list[TestResult]]:
     return found
 
 
+POINTER_START = paragraphs.POINTER.split("{", 1)[0]
+
+
 def _markers(slug: str) -> dict[str, dict]:
     module = importlib.import_module(f"grader.suites.test_{slug}")
     return {name.removeprefix("test_"): next(m.kwargs for m in fn.pytestmark
@@ -75,6 +79,8 @@ def _kinds(t: TestResult) -> set[str]:
     if t.status in ("error", "timeout", "crashed"):
         return {"raised" if t.status == "error" else t.status} | (
             {"large"} if t.kind == "large" else set())
+    if t.kind == "large":  # wrong values on the larger input only
+        return {"large", "values"}
     return {{"none": "type", "tolerance": "values"}.get(t.kind or "values", t.kind or "values")}
 
 
@@ -170,19 +176,22 @@ def test_feedback_names_no_cause_the_variant_does_not_have(graded, slug, name):
         # no known mistake: none of these variants is one
         assert t.mistake is None and t.mistake_message == "" and t.kind != "known_mistake", (
             t.name, t.mistake)
-        # the test's own hint: only where the failure is of a kind it is about, and on the
-        # first such failing test alone (engine/paragraphs.py)
+        # the test's own hint: only where the failure is of a kind it is about, and only
+        # where no other test of its functions failed; else, once, the pointer to `grade
+        # hint` (engine/paragraphs.py)
         marker = markers[t.name]
         hint_for = set(marker["hint_for"])
         kinds = _kinds(t)
-        if t.hint:
+        if t.hint.startswith(POINTER_START):
+            assert sum(not x.passed for x in tests) > 1, t.name
+        elif t.hint:
             assert t.hint == marker["hint"]
             assert kinds & hint_for or ("large" in hint_for and "large" in kinds), (
                 t.name, kinds, hint_for)
         if t.kind_hint and not t.kind_hint.startswith("as for "):
             _check_kind_hint(t, tests)
-    # one paragraph per cause: at most one test hint, no kind hint said twice
-    assert sum(bool(t.hint) for t in tests) <= 1
+    # one paragraph per cause: at most one pointer, no kind hint said twice
+    assert sum(t.hint.startswith(POINTER_START) for t in tests) <= 1
     said = [t.kind_hint for t in tests if t.kind_hint and not t.kind_hint.startswith("as for ")]
     assert len(said) == len(set(said)), said
 

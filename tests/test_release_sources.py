@@ -72,7 +72,7 @@ def test_the_bundle_holds_the_assignments_exercises_only(solved):
     suites = {n for n in names if n.startswith("grader/suites/test_")}
     assert suites == {f"grader/suites/test_{s}.py" for s in CHOSEN}
     assert {n for n in names if n.startswith("solutions/")} == \
-        {f"solutions/{s}.py" for s in CHOSEN}
+        {f"solutions/{s}{suffix}" for s in CHOSEN for suffix in (".py", ".confirm.json")}
     assert {n for n in names if n.startswith("grader/stubs/") and n.endswith(".py")} == \
         {f"grader/stubs/{s}.py" for s in CHOSEN}
     assert not [n for n in names if n.startswith("exercises/")]  # no working copy

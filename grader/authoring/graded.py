@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.authoring import golden, trivial, variants
+from grader.authoring import advice, calls, golden, mutants, shortcuts, trivial, variants
 from grader.authoring.check import Problem
+from grader.engine import confirm
 from grader.engine.results import ExerciseResult, SubmissionResult, from_dict
 
 GRADED_RULES = ("reference-full-marks", "no-grader-error", "base-full-marks",
                 "mistake-named", "variant-no-cause", "trivial-scores-nothing",
-                "mistakes-separated", "golden-output")
+                "mistakes-separated", "golden-output", "shortcut-scores-nothing",
+                "advice-preconditions", "confirm-table",
+                "mutants-killed", "mutants-no-false-cause")
 
 
 @dataclass(frozen=True)
@@ -110,8 +113,33 @@ def _scores_nothing(family: str, format_only: set[str]):
     return judge
 
 
-def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
-    """Per exercise, every file the checker grades, in order."""
+def _shortcut_scores_nothing(shortcut: shortcuts.Shortcut, format_only: set[str]):
+    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
+        yield from _no_grader_error(result)
+        for t in result.tests:
+            if t.score > 0 and t.name not in format_only and t.name in shortcut.tests:
+                yield (f"the shortcut '{shortcut.label}' ({shortcut.what}) earns {t.score:g} "
+                       f"point(s) on {t.name}",
+                       "make the test call the function where that shortcut is wrong (other "
+                       "values of each parameter, inputs no public test shows), or check a "
+                       "value only the work gives; or list it in the entry's format_only and "
+                       "say so in the statement", "shortcut-scores-nothing")
+    return judge
+
+
+IGNORED_SAMPLE = 2  # "a parameter ignored" shortcut files per exercise, by default
+
+
+def files_to_grade(slugs: list[str], recorded: dict[str, list[calls.Call]] | None = None,
+                   ignored: int | None = IGNORED_SAMPLE,
+                   mutated: int | None = mutants.DEFAULT_SAMPLE) -> dict[str, list[Graded]]:
+    """Per exercise, every file the checker grades, in order; ``recorded``: the calls each
+    suite makes (``calls.record``, recorded here when not given); ``ignored``: how many of
+    the "a parameter ignored" shortcut files of each exercise (a seeded sample; None: all);
+    ``mutated``: how many generated mutants of each (``mutants.py``; None: all)."""
+    from grader.engine.plugin import load_reference
+
+    recorded = calls.record(slugs) if recorded is None else recorded
     out: dict[str, list[Graded]] = {}
     for slug in slugs:
         ex = catalog.get(slug)
@@ -148,7 +176,13 @@ def files_to_grade(slugs: list[str]) -> dict[str, list[Graded]]:
             found.append(Graded(slug, f"trivial {family}", trivial.trivial_source(
                 reference, ex.functions, family), ex.solution,
                 _scores_nothing(family, set(ex.format_only))))
+        for shortcut in shortcuts.sampled(shortcuts.shortcuts(
+                reference, load_reference(slug), ex.functions, recorded[slug]), ignored, slug):
+            found.append(Graded(slug, f"shortcut {shortcut.label}", shortcut.source,
+                                ex.solution, _shortcut_scores_nothing(shortcut,
+                                                                      set(ex.format_only))))
         out[slug] = found
+    mutants.add_to(out, recorded, mutated)  # each exercise's sampled mutants
     return out
 
 
@@ -203,13 +237,33 @@ def grade_files(files: dict[str, list[Graded]], jobs: int = 1,
                 yield picked[ex.exercise], ex
 
 
-def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False) -> list[Problem]:
+def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False,
+                ignored: int | None = IGNORED_SAMPLE,
+                mutated: int | None = mutants.DEFAULT_SAMPLE) -> list[Problem]:
     """Every graded rule over ``slugs``: one grading session per process of ``jobs``;
-    ``update_golden`` rewrites the golden outputs instead of comparing them."""
+    ``update_golden`` rewrites the golden outputs (and the ``confirm`` tables) instead of
+    comparing them; ``ignored`` and ``mutated``: the "a parameter ignored" shortcuts and the
+    mutants graded per exercise (``files_to_grade``)."""
     from grader.authoring.separation import separation_problems
 
-    return [p for slug in slugs for p in separation_problems(slug)] + judge(
-        grade_files(files_to_grade(slugs), jobs), update_golden)
+    recorded = calls.record(slugs)
+    if update_golden:  # (first: the files below are graded with the new tables)
+        for slug in slugs:
+            calls.table_path(slug).write_text(calls.table(slug, recorded[slug]).to_json())
+    return [p for slug in slugs for p in separation_problems(slug)] + [
+        p for slug in slugs for p in table_problems(slug)] + judge(
+        grade_files(files_to_grade(slugs, recorded, ignored, mutated), jobs), update_golden)
+
+
+def table_problems(slug: str) -> Iterator[Problem]:
+    """``confirm-table``: the suite's ``confirm.Table`` is there and made for the suite as it
+    is (else no test's points are gated: a shortcut would keep them)."""
+    ex = catalog.get(slug)
+    path = calls.table_path(slug)
+    if confirm.load(path, confirm.fingerprint(ex.suite, ex.solution, ex.functions)) is None:
+        yield Problem(slug, path, 1, f"{path.name} is missing or older than the suite and the "
+                      "reference", "rewrite it: grade pack check SLUG --grade --update-golden "
+                      "(the calls the suite makes and which values change them)", "confirm-table")
 
 
 def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]],
@@ -223,6 +277,10 @@ def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]],
             continue
         for what, fix, rule in g.judge(result):
             problems.append(Problem(g.slug, g.path, 1, what, fix, rule))
+        for test, what in advice.broken(result):
+            problems.append(Problem(g.slug, g.path, 1, f"{g.label}: {test}: {what}",
+                                    "give that advice only where its condition holds "
+                                    "(grader/authoring/advice.py says which)", advice.RULE))
         if g.golden:
             for what, fix in golden.check(g.slug, g.label, result, update_golden):
                 problems.append(Problem(g.slug, golden.path_of(g.slug), 1, what, fix,

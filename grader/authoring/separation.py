@@ -56,6 +56,18 @@ def _slips(value: Any) -> Iterator[tuple[str, Any]]:
             yield f"flipped along axis {axis}", np.flip(y, axis=axis)
 
 
+# The names ``_slips`` gives (N: an axis), for ``@mistake(..., slip=...)``.
+SLIP_NAMES = ("negated", "doubled", "halved", "with its sign flipped", "plus one", "minus one",
+              "transposed", "rolled by one along axis N", "rolled back by one along axis N",
+              "flipped along axis N")
+
+
+def slip_names(slip: str | tuple[str, ...]) -> set[str]:
+    """The slips a mistake declares it is: one name, or a tuple of them (a mistake that is
+    several slips at once: a swap of two values is a roll and a flip along an axis of 2)."""
+    return {n for n in ((slip,) if isinstance(slip, str) else tuple(slip)) if n}
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return compare(a, b, rtol=1e-9, atol=1e-12).ok
@@ -115,10 +127,13 @@ def separation_problems(slug: str) -> list[Problem]:
             for i in differs:
                 for what, slipped in _slips(right[i]):
                     slips.setdefault(what, []).append(_same(outs[i], slipped))
-            slip = next(m.slip for m in mistakes if m.name == name)
+            declared = slip_names(next(m.slip for m in mistakes if m.name == name))
             for what, hits in slips.items():
-                if what != slip and len(hits) == len(differs) and all(hits):
+                if what not in declared and len(hits) == len(differs) and all(hits):
                     bad(name, f"mistake {name} is the reference's result {what} on every probe "
                         f"of {func} where it shows", "add a probe where the two differ (a "
-                        "slip of that kind must not be told it is this mistake)")
+                        "slip of that kind must not be told it is this mistake); or, if the "
+                        "mistake is that slip on every input, declare it: @mistake(..., "
+                        f"slip={what!r}) (several at once: a tuple; the names: "
+                        f"{', '.join(SLIP_NAMES)})")
     return problems

@@ -22,16 +22,35 @@ def pack() -> None:
               "told apart).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
               help="Grading processes for --grade  [default: the CPU cores, at most 4]")
+@click.option("--mutants", "mutant_sample", metavar="N|all", default=None,
+              help="With --grade: the generated mutants of each reference graded per "
+              "exercise, a seeded sample of N (or all of them)  [default: 4]")
+@click.option("--shortcuts", "shortcut_sample", metavar="N|all", default=None,
+              help="With --grade: the generated \"a parameter ignored\" shortcut files graded "
+              "per exercise, a seeded sample of N (or all of them)  [default: 2]")
 @click.option("--update-golden", is_flag=True,
               help="With --grade: rewrite each exercise's golden output "
                    "(solutions/SLUG.golden.txt) instead of comparing it; review the diff.")
 def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None,
+              mutant_sample: str | None, shortcut_sample: str | None,
               update_golden: bool) -> None:
     """Check every rule of the pack (or of SLUGS): each problem on one line as
     `SLUG: file:line: what is wrong — how to fix (rule)`. Exit 1 on any problem."""
     from grader import catalog
-    from grader.authoring import check, graded
+    from grader.authoring import check, graded, mutants
 
+    if mutant_sample is not None:
+        if mutant_sample != "all" and not mutant_sample.isdigit():
+            raise click.BadParameter(f"{mutant_sample!r} is neither a count nor 'all'",
+                                     param_hint="--mutants")
+    mutated = mutants.DEFAULT_SAMPLE if mutant_sample is None else \
+        None if mutant_sample == "all" else int(mutant_sample)
+    ignored = graded.IGNORED_SAMPLE
+    if shortcut_sample is not None:
+        if shortcut_sample != "all" and not shortcut_sample.isdigit():
+            raise click.BadParameter(f"{shortcut_sample!r} is neither a count nor 'all'",
+                                     param_hint="--shortcuts")
+        ignored = None if shortcut_sample == "all" else int(shortcut_sample)
     unknown = [s for s in slugs if s not in catalog.load()]
     if unknown:
         guess = catalog.closest(unknown[0])
@@ -43,9 +62,11 @@ def check_cmd(slugs: tuple[str, ...], with_grading: bool, jobs: int | None,
         import os
 
         problems = graded.grade_rules(chosen, jobs or max(1, min(4, os.cpu_count() or 1)),
-                                      update_golden)
+                                      update_golden, ignored, mutated)
     for problem in problems:
         click.echo(str(problem))
+    for line in mutants.summary() if with_grading else ():
+        click.echo(line)
     if problems:
         click.echo(f"{len(problems)} problem(s) in {count} exercise(s).", err=True)
         sys.exit(1)

@@ -248,6 +248,8 @@ class Check:
         self._rejected: list[str] = []     # functions check.raises has been used on
         self._probed: dict[tuple[str, str], tuple[bool, Any]] = {}  # the learner's probe calls
         self.functions: set[str] = set()   # the learner's functions this test has checked
+        self.right: set[int] = set()  # the places of counted calls compared right
+        self.facts: list[str] = []  # the test's counted calls (the engine's, ``confirm.py``)
 
     def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
         self.checks += 1
@@ -294,6 +296,7 @@ class Check:
         k = expected_values.key(self.reference, func, args, kwargs)
         expected = self._expected(k, func, args, kwargs)
         self.size = max(self.size, input_size((expected,), {}))
+        noted = len(self.facts)
         with _expecting(self.learner, expected):
             try:
                 actual = getattr(self.learner, func)(*args, **kwargs)
@@ -304,6 +307,7 @@ class Check:
                 self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs), confirms=func)
+        self.right.update(range(noted, len(self.facts)))
         return actual
 
     def _time_warm(self, func: str, args: tuple, kwargs: dict, k: str | None) -> None:
@@ -514,6 +518,12 @@ class Check:
                            hidden_message=f"{func}(...) should raise {exc_type}, but it "
                            f"{did} {where}", kind="not_raised", exc_type=exc_type)
 
+    @property
+    def confirmed(self) -> frozenset[str]:
+        """The functions a right value of this test came from (``check.call``, or
+        ``check.equal(..., confirms=)``)."""
+        return frozenset(self._confirmed)
+
     def unconfirmed(self) -> list[str]:
         """The functions this test used ``check.raises`` on but never confirmed with a right
         value (see ``raises``); ``verdict.decide`` turns a passing test with any into a grader
@@ -560,8 +570,13 @@ class Check:
     @_observed
     def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures: a
-        call that must never change the test's verdict)."""
+        call that must never change the test's verdict, nor the count of its points:
+        ``engine/confirm.py`` does not note it)."""
+        noted = self.learner.__dict__.get("_noted")
+        self.learner.__dict__["_noted"] = None
         try:
             return getattr(self.learner, func)(*args, **kwargs)
         except faults.LearnerFault:
             return None
+        finally:
+            self.learner.__dict__["_noted"] = noted

@@ -167,8 +167,14 @@ def _compare_items(actual: Any, expected: tuple | list, rtol: float,
 def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparison:
     """Compare ``actual`` (from the learner) with ``expected`` (from the reference).
 
-    A tuple or list of arrays (e.g. ``(Q, v)``) is compared item by item.
+    A tuple or list of arrays (e.g. ``(Q, v)``) is compared item by item. Where the expected
+    value is a ``list``, the learner's must be one (not an array or a tuple: the contract's
+    type is part of the answer).
     """
+    if type(expected) is list and not isinstance(actual, list):  # the contract's type
+        return Comparison(False, f"expected a list, got {_describe(actual)}",
+                          hidden_reason="the result is not a list, as the contract asks",
+                          kind="type")
     if _structured(expected):
         return _compare_items(actual, expected, rtol, atol)
     scalar = isinstance(expected, (int, float, np.number, bool, np.bool_)) and \

@@ -23,6 +23,7 @@ import numpy as np
 from grader.sandbox.harness.source_text import NotSourceText, parse
 
 from .compare import compare
+from .confirm import Counted
 from .rules import read_source
 
 if TYPE_CHECKING:
@@ -98,14 +99,18 @@ class Carried:
 
     refuted: set[str] = field(default_factory=set)
     named: dict[str, list[str]] = field(default_factory=dict)
+    # the public tests' calls, for the hidden round's count of them (``confirm.py``)
+    counted: list[Counted] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"refuted": sorted(self.refuted), "named": self.named}
+        return {"refuted": sorted(self.refuted), "named": self.named,
+                "counted": [c.to_dict() for c in self.counted]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Carried:
         return cls(refuted={str(k) for k in data["refuted"]},
-                   named={str(k): [str(t) for t in v] for k, v in data["named"].items()})
+                   named={str(k): [str(t) for t in v] for k, v in data["named"].items()},
+                   counted=[Counted.from_dict(c) for c in data.get("counted", [])])
 
 
 def key(m: KnownMistake, form: tuple[int, ...]) -> str:
@@ -146,6 +151,12 @@ def refuted(named: Iterable[tuple[KnownMistake, tuple[int, ...]]], ledger: Ledge
         if disagrees:
             found[key(m, form)] = Refutation(disagrees=disagrees)
     return found
+
+
+def agreeing(m: KnownMistake, form: tuple[int, ...], ledger: Ledger) -> int:
+    """How many compared calls of ``m``'s function, of ``form``, the exercise kept (a named
+    mistake agrees with all of them: ``refuted``)."""
+    return sum(s.func == m.func and s.signature == form for s in ledger.seen)
 
 
 def _agrees(m: KnownMistake, seen: Seen, output: Callable[..., Any]) -> bool:

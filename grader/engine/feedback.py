@@ -28,6 +28,7 @@ made at.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from enum import StrEnum
@@ -35,7 +36,8 @@ from enum import StrEnum
 from grader.sandbox import faults
 from grader.suite import GradeFailure
 
-from .hints import CRASHED, NAN_SOURCES, NOT_RUN, RULE
+from .confirm import Unconfirmed
+from .hints import CRASHED, MODIFIED, NAN_SOURCES, NOT_RUN, RULE, UNCONFIRMED
 from .results import FaultKind, TestResult, TestStatus
 
 LEVELS = ("full", "graded")
@@ -72,6 +74,8 @@ class Said(StrEnum):
     PROCESSES = "processes"
     OBJECT_LOST = "object_lost"
     GRADER_ERROR = "grader_error"
+    UNCONFIRMED = "unconfirmed"
+    MODIFIED = "modified"
 
 
 # The only variables: {share} (a ShareBand's words), {exc} (the exception class the suite's
@@ -108,6 +112,10 @@ SENTENCES: dict[Said, str] = {
     Said.OBJECT_LOST: "the learner's object was lost: its process was restarted after an "
                       "earlier failure",
     Said.GRADER_ERROR: "grader error (not your fault)",
+    Said.MODIFIED: "changed its arguments in place (the caller's inputs must be left as they "
+                   "were)",
+    Said.UNCONFIRMED: "passes, but not counted: `{name}` is right on no hidden input where "
+                      "`{param}` takes another value",
 }
 
 # What each failure kind usually means, as a graded hidden test says it: fixed text, naming
@@ -146,6 +154,8 @@ GRADED_HINTS: dict[str, str] = {
     "not_run": NOT_RUN,
     "layout": "",
     "device": "",
+    "unconfirmed": UNCONFIRMED,
+    "modified": MODIFIED,
 }
 KINDS = frozenset(GRADED_HINTS)
 
@@ -199,6 +209,7 @@ class Facts:
     module: str = ""
     missing: str = ""
     not_run: str = ""
+    param: str = ""
 
 
 def render(facts: Facts) -> TestResult:
@@ -209,7 +220,7 @@ def render(facts: Facts) -> TestResult:
         share = f": {facts.share} of the values" if facts.share is not None else ""
         message = SENTENCES[facts.said].format(
             share=share, exc=facts.exc, seconds=facts.seconds, module=facts.module,
-            name=facts.missing, disk=_DISK_MIB, not_run=facts.not_run)
+            name=facts.missing, disk=_DISK_MIB, not_run=facts.not_run, param=facts.param)
     if facts.mistake is not None:
         message += ". " + facts.mistake.message
     return TestResult(
@@ -228,6 +239,20 @@ def graded(result: TestResult, exc: BaseException | None, slug: str) -> TestResu
         result.duration_s = None
         return result
     return render(facts(result, exc, slug))
+
+
+def unconfirmed(result: TestResult, why: Unconfirmed, level: str) -> TestResult:
+    """``result``, a passing test, as it reads when its points are not counted (``confirm.py``):
+    failed, 0 points; at ``graded``, a hidden one rebuilt from its ``Facts`` alone."""
+    if level == "graded" and result.visibility != "public":
+        return render(Facts(name=result.name, max_score=result.max_score,
+                            status=TestStatus.FAILED, said=Said.UNCONFIRMED, kind="unconfirmed",
+                            missing=why.func, param=why.param))
+    return dataclasses.replace(
+        result, status=TestStatus.FAILED, score=0.0, hint="", mistake=None,
+        duration_s=None if level == "graded" else result.duration_s,
+        mistake_message="", kind="unconfirmed", kind_hint=UNCONFIRMED,
+        message="P" + SENTENCES[Said.UNCONFIRMED].format(name=why.func, param=why.param)[1:])
 
 
 def facts(result: TestResult, exc: BaseException | None, slug: str) -> Facts:
@@ -292,6 +317,8 @@ def _said(result: TestResult, exc: BaseException | None,
         return Said.DISK_FULL, {}
     if isinstance(exc, faults.NotImplementedYet):
         return Said.NOT_IMPLEMENTED, {}
+    if isinstance(exc, faults.ArgumentsModified):
+        return Said.MODIFIED, {}
     if isinstance(exc, faults.BadReturn):
         return Said.BAD_RETURN, {}
     if isinstance(exc, faults.ObjectLost):

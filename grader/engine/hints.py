@@ -43,7 +43,8 @@ LABELS = {
     "values": "where it is wrong", "large": "large inputs", "raised": "exception",
     "not_raised": "no exception", "wrong_exception": "wrong exception",
     "crashed": "crash", "rule": "source rule", "known_mistake": "known mistake",
-    "not_run": "finding the loop",
+    "not_run": "finding the loop", "unconfirmed": "not counted",
+    "modified": "arguments changed",
 }
 # The kind hint of a test not run because the exercise's calls hang (a loop that never ends).
 NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while it hangs: "
@@ -52,8 +53,19 @@ NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while 
 
 RULE = ("The grader reads your source (without running it) for what this exercise rules out: "
         "write that step yourself, it is the point of the exercise.")
+UNCONFIRMED = ("A result counts only when the same function is also right where each of its "
+               "parameters takes other values: a right answer on these inputs alone may come "
+               "from the examples rather than from the parameters. Check that every parameter "
+               "is used, and for every value the contract allows.")
+MODIFIED = ("Your function changed an array or list it was given (an in-place operation: "
+            "x /= ..., x[...] = ..., list.sort(), np.copyto, out=...). The caller still needs "
+            "its inputs: work on a copy (x = x.copy(), sorted(values)) before changing one.")
 CRASHED = ("The process running your code ended: sys.exit or os._exit, memory exhausted by a "
            "huge intermediate array, or a crash in native code.")
+
+# What a named known mistake rests on (engine/evidence.py), after the suite's message.
+AGREED = ("(Your results equal this mistake's on all {n} inputs of {func} that this exercise "
+          "compared.)")
 
 # A function whose reference calls another of the exercise, which failed its own tests: no
 # cause of its own is named (``evidence.py``).

@@ -23,7 +23,7 @@ from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
 from grader.suite import DEFAULT_TIMEOUT_S, GradeFailure, SourceRule, mistakes_in
 
-from . import evidence, feedback, rules, verdict
+from . import confirm, evidence, feedback, paragraphs, rules, verdict
 from .check import Check, built, mistake_output
 from .observer import Observer
 from .paragraphs import Paragraphs
@@ -109,8 +109,12 @@ class GradingPlugin:
         # public results that name a mistake, as they read unnamed (test name -> result)
         self.carried: dict[str, evidence.Carried] = dict(carried or {})
         self.unnamed: dict[str, dict[str, TestResult]] = {}
-        # a hidden round's: per slug, the public tests whose mistake its evidence refutes
+        # a hidden round's: per slug, the public tests whose mistake its evidence refutes,
+        # and those whose points its calls do not confirm (``confirm.py``)
         self.refuted_public: dict[str, set[str]] = {}
+        self.unconfirmed_public: dict[str, dict[str, confirm.Unconfirmed]] = {}
+        self._facts: dict[str, list[str]] = {}  # node id -> its counted calls' functions
+        self._tables: dict[str, confirm.Table | None] = {}  # slug -> its suite's table
         self._started: dict[str, float] = {}
         # slug -> each timed-out call's limit
         self._timeouts: dict[str, list[float]] = {s: list(t) for s, t in (timeouts or {}).items()}
@@ -161,8 +165,30 @@ class GradingPlugin:
                 raise self.import_faults[slug]
         if slug not in self._loaded:
             self._load(slug, timeout, log)
-        return LearnerProxy(self.worker, slug, timeout=timeout, log=log,
-                            observer=self.observer, missing=self._loaded[slug])
+        facts = self._facts.setdefault(item.nodeid, [])
+        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log,
+                             observer=self.observer, missing=self._loaded[slug],
+                             noted=lambda func, args, kwargs: self._note(slug, facts, func,
+                                                                         args, kwargs))
+        proxy.may_modify = frozenset(catalog.get(slug).may_modify)
+        return proxy
+
+    def _note(self, slug: str, facts: list[str], func: str, args: tuple,
+              kwargs: dict) -> None:
+        """Count a call of learner function ``func`` in a test (``confirm.py``: only calls
+        that bind to the reference's function, as its ``Table`` counts them)."""
+        if len(facts) < confirm.MAX_CALLS and \
+                confirm.bound(load_reference(slug), func, args, kwargs) is not None:
+            facts.append(func)
+
+    def _table(self, slug: str) -> confirm.Table | None:
+        """The suite's ``confirm.Table`` (None: missing or older than the suite)."""
+        if slug not in self._tables:
+            ex = catalog.get(slug)
+            self._tables[slug] = confirm.load(
+                confirm.path_of(catalog.SOLUTIONS_DIR, slug),
+                confirm.fingerprint(ex.suite, ex.solution, ex.functions))
+        return self._tables[slug]
 
     def _load(self, slug: str, timeout: float, log: CallLog) -> None:
         """Import ``slug``'s module in the worker and record what came of it: the names of
@@ -237,9 +263,11 @@ class GradingPlugin:
     @pytest.fixture
     def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
-        return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol, ex.atol,
-                     self.observer, ledger=self._ledgers.setdefault(self._slug,
-                                                                    evidence.Ledger()))
+        check = Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol,
+                      ex.atol, self.observer, ledger=self._ledgers.setdefault(
+                          self._slug, evidence.Ledger()))
+        check.facts = self._facts.setdefault(self._item.nodeid, [])  # (the learner's calls')
+        return check
 
     def _stop_if_hanging(self, slug: str) -> None:
         timeouts = self._timeouts.get(slug, [])
@@ -332,8 +360,19 @@ class GradingPlugin:
                                          for t in earlier.named[k]}
             refuted.update({k: evidence.Refutation(disagrees=-1) for k in earlier.refuted
                             if k not in refuted})
+        counted = [self._counted(p) for p in pending]
         if self.round_of == "public":
-            self.carried[slug] = evidence.Carried(refuted=set(refuted))
+            self.carried[slug] = evidence.Carried(refuted=set(refuted), counted=counted)
+        unconfirmed = {} if self.round_of == "public" else confirm.unconfirmed(
+            counted + (earlier.counted if earlier is not None else []), self._table(slug))
+        if earlier is not None:
+            public = {c.name for c in earlier.counted}
+            self.unconfirmed_public[slug] = {n: why for n, why in unconfirmed.items()
+                                             if n in public}
+        alone = paragraphs.localised([
+            (p.item.name, p.excinfo is not None,
+             frozenset(p.check.functions) if p.check is not None else frozenset())
+            for p in pending])
         for p in pending:
             excinfo = p.excinfo
             mistake = p.exc.mistake if isinstance(p.exc, GradeFailure) else None
@@ -343,18 +382,40 @@ class GradingPlugin:
                 mistake = None
             if mistake is not None and self.round_of == "public":
                 self._keep_unnamed(slug, p, mistake)
-            result = self._verdict(slug, p, excinfo)
+            if mistake is not None and self.feedback_level == "full" and \
+                    self.round_of == "whole" and ledger.complete:
+                p.exc.agreed = evidence.agreeing(mistake, p.exc.form, ledger)
+            result = self._verdict(slug, p, excinfo,
+                                   unconfirmed.get(p.item.name.removeprefix("test_")),
+                                   localised=p.item.name in alone)
             self.results.setdefault(slug, []).append(result)
             if self.on_result is not None:
                 self.on_result(slug, result)
 
+    def _counted(self, p: _Pending) -> confirm.Counted:
+        """What test ``p``'s calls say for the count of its exercise's points."""
+        return confirm.Counted(
+            p.item.name.removeprefix("test_"), verdict.visibility(p.item) == "public",
+            p.excinfo is None, len(self._facts.pop(p.item.nodeid, [])),
+            set(p.check.right) if p.check is not None else set(), _points(p.item) > 0,
+            p.check is not None and bool(p.check.confirmed))
+
     def _verdict(self, slug: str, p: _Pending,
-                 excinfo: pytest.ExceptionInfo[BaseException] | None) -> TestResult:
+                 excinfo: pytest.ExceptionInfo[BaseException] | None,
+                 unconfirmed: confirm.Unconfirmed | None = None,
+                 localised: bool = True) -> TestResult:
+        """The result of test ``p``; ``unconfirmed``: why its points are not counted
+        (``confirm.py``), where it passed; ``localised``: whether its failure is localised to
+        it (``paragraphs.localised``: else its own hint is not shown)."""
         result = verdict.decide(p.item, excinfo, p.duration, self._logs.get(p.item.nodeid),
                                 p.check)
-        if self.feedback_level == "graded":
+        if unconfirmed is not None and result.passed:
+            result = feedback.unconfirmed(result, unconfirmed, self.feedback_level)
+        elif self.feedback_level == "graded":
             result = feedback.graded(result, excinfo.value if excinfo else None, slug)
-        return self.paragraphs.once(slug, result)
+        return self.paragraphs.once(
+            slug, result, localised=localised,
+            functions=frozenset(p.check.functions) if p.check is not None else frozenset())
 
     def _aside(self, p: _Pending,
                excinfo: pytest.ExceptionInfo[BaseException] | None) -> TestResult:
@@ -391,6 +452,11 @@ class _Pending:
     @property
     def exc(self) -> BaseException | None:
         return self.excinfo.value if self.excinfo is not None else None
+
+
+def _points(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("grading")
+    return float(marker.kwargs.get("points", 0)) if marker else 0.0
 
 
 def _by_key(catalogue: list[Any], keys: Iterable[str]) -> dict[str, tuple[Any, tuple]]:

@@ -31,7 +31,7 @@ from grader.catalog import Exercise
 from grader.sandbox import gpu_watch, isolation
 from grader.sandbox.process import WorkerProcess
 
-from . import evidence, verdict
+from . import evidence, feedback, verdict
 from .observer import Observer
 from .plugin import GradingPlugin, Loaded, slug_of
 from .policy import Policy
@@ -306,6 +306,7 @@ class _SessionDriver:
         plugin = self.plugin
         results, import_faults = plugin.results, plugin.import_faults
         refuted_public = plugin.refuted_public
+        unconfirmed_public = plugin.unconfirmed_public
         # (taken now: the session of the exercises not submitted forgets this one's state)
         handover = self._left_by_public(worker, job) if job.phase is Phase.PUBLIC else None
         absent = self._not_submitted([ex for ex in exercises if ex.slug not in present], job)
@@ -336,6 +337,10 @@ class _SessionDriver:
                 swap = refuted_public.get(ex.slug, set())
                 shown = [earlier.unnamed.get(ex.slug, {}).get(t.name, t) if t.name in swap
                          else t for t in public.tests]
+                # and one whose points the hidden tests' calls do not confirm is not counted
+                gate = unconfirmed_public.get(ex.slug, {})
+                shown = [feedback.unconfirmed(t, gate[t.name], result.feedback)
+                         if t.passed and t.name in gate else t for t in shown]
                 tests = self._in_suite_order(ex.slug, shown + tests)
                 if public.status == ExerciseStatus.ERROR:  # its import failed there first
                     unloadable, message = True, public.message
@@ -440,3 +445,17 @@ def _exercise_status(tests: list[TestResult], submitted: bool,
         return ExerciseStatus.ERROR
     return ExerciseStatus.PASSED if tests and all(t.passed for t in tests) else \
         ExerciseStatus.FAILED
+
+
+def grade_references(slugs: list[str], observer: Observer) -> SubmissionResult:
+    """Grade each exercise's reference as a learner's file (in the sandbox, as ever), with
+    ``observer`` told what the suites do: how the authoring tools and ``grade release`` learn
+    about the suites."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="grade-references-") as tmp:
+        files: dict[str, Path | None] = {}
+        for slug in slugs:
+            files[slug] = Path(tmp) / f"{slug}.py"
+            files[slug].write_bytes(catalog.get(slug).solution.read_bytes())
+        return grade(files, submission="reference", observer=observer)

@@ -49,7 +49,7 @@ MAX_VALUES_CHARS = 3000
 _HISTORY = pytest.StashKey[dict[str, list[tuple[int, bool, frozenset[str]]]]]()
 # Faults whose message says everything: no kind hint.
 _SELF_EXPLAINED = (faults.NotSubmitted, faults.NotImplementedYet, faults.ImportFailed,
-                   faults.MissingName, faults.NotRun)
+                   faults.MissingName, faults.NotRun, faults.ArgumentsModified)
 # The failure kind (``hints.HINT_KINDS``) of a learner fault, by its status.
 _FAULT_KINDS = {"error": "raised", "timeout": "timeout", "crashed": "crashed"}
 
@@ -233,6 +233,10 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
         if exc.mistake is not None:
             result.mistake = exc.mistake.name
             result.mistake_message = exc.mistake.message
+            if exc.agreed > 1 and result.message.endswith(". " + exc.mistake.message):
+                said = " " + hints.AGREED.format(n=exc.agreed, func=exc.mistake.func)
+                result.mistake_message += said
+                result.message += said
         result.kind, result.kind_hint = hints.classify(
             status="failed", kind=exc.kind, comparison=cmp, expected_exc=exc.exc_type,
             mistake=exc.mistake is not None, sizes=sizes)
@@ -244,6 +248,8 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
         result.traceback = list(exc.traceback)
         if isinstance(exc, faults.NotRun):
             result.kind, result.kind_hint = "not_run", hints.NOT_RUN
+        if isinstance(exc, faults.ArgumentsModified):
+            result.kind, result.kind_hint = "modified", hints.MODIFIED
         if isinstance(exc, faults.BadReturn):
             base = "type"
             result.kind, result.kind_hint = hints.classify(status="failed", kind="type")

@@ -12,18 +12,16 @@ never leave the teacher. Nothing of a hidden test is recorded.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from grader import catalog
 from grader.engine import check as check_module
 from grader.engine.check import Check
 from grader.engine.observer import Observer
-from grader.engine.runner import grade
+from grader.engine.runner import grade_references
 
 
 @dataclass
@@ -103,11 +101,6 @@ class _Watch(Observer):
 
 def record(slugs: list[str]) -> dict[str, Recorded]:
     """Grade each exercise's reference with its public tests watched."""
-    with tempfile.TemporaryDirectory(prefix="grade-release-") as tmp:
-        files = {}
-        for slug in slugs:
-            files[slug] = Path(tmp) / f"{slug}.py"
-            files[slug].write_bytes(catalog.get(slug).solution.read_bytes())
-        watch = _Watch()
-        grade(files, submission="reference", observer=watch)
+    watch = _Watch()
+    grade_references(slugs, watch)
     return {slug: watch.by_slug.get(slug, Recorded()) for slug in slugs}

@@ -72,6 +72,18 @@ class BadReturn(LearnerFault):
     status = "failed"
 
 
+class ArgumentsModified(LearnerFault):
+    """The call changed its arguments in place (the worker compares their data before and
+    after the call; an exercise may allow it: ``may_modify`` in the index)."""
+
+    status = "failed"
+
+    def __init__(self, func: str, **kw):
+        super().__init__(f"{func} changed its arguments in place: the caller's inputs must be "
+                         "left as they were", **kw)
+        self.func = func
+
+
 class TimedOut(LearnerFault):
     """A call ran out of its wall clock (``seconds``), or of the submission's time budget
     (``budget``: ``seconds`` is then the budget)."""

@@ -43,9 +43,12 @@ class CallLog:
 class LearnerProxy:
     def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
                  log: CallLog, observer: Observer | None = None,
-                 missing: frozenset[str] = frozenset()) -> None:
+                 missing: frozenset[str] = frozenset(),
+                 noted: Callable[[str, tuple, dict], None] | None = None) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
         self._observer = observer  # told of each request and reply (engine/observer.py)
+        self._noted = noted  # told of each call of a module function (engine/confirm.py)
+        self.may_modify: frozenset[str] = frozenset()  # functions allowed to change arguments
         self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
         # the names the module lacked when it was loaded (``load``): calling one is the
         # file's fault, said in the grader's words without asking the worker again
@@ -66,6 +69,8 @@ class LearnerProxy:
         if handle is None and func in self._missing and op in ("call", "new"):
             raise faults.MissingName(f"{self._slug}.py does not define {func!r}", name=func)
         self._log.calls += 1
+        if self._noted is not None and op == "call" and handle is None:
+            self._noted(func, args, kwargs)
         if self._observer is not None:
             self._observer.requested(op, func, args, kwargs)
         try:
@@ -79,6 +84,8 @@ class LearnerProxy:
         self._log.add(reply.output + self._worker.take_output())
         self._log.learner_time_s += reply.duration_s
         self._log.last_duration_s = reply.duration_s
+        if reply.modified and op == "call" and handle is None and func not in self.may_modify:
+            raise faults.ArgumentsModified(func)
         if self._observer is not None:
             self._observer.replied(op, reply.value)
         return reply.value

@@ -20,6 +20,8 @@ Fields of a reply header (what ``harness/worker.py`` sends; unknown fields are i
 
 - ``ok`` (bool, required); ``output`` (str) and ``duration_s`` (a finite number >= 0);
 - on success, the value (``value`` and the blobs); a ``new`` request's value is a handle;
+  ``modified`` (bool, default false): the call changed its arguments' data (the learner's
+  word: it can only cost the learner the test, ``faults.ArgumentsModified``);
 - on failure, ``kind`` (``exception``, ``missing`` or ``bad_return``), ``where`` (``call`` or
   ``import``), ``type`` (str), ``mro`` (list of str), ``message`` (str), ``traceback`` (list of
   str) and ``lineno`` (int or null).
@@ -75,6 +77,8 @@ class Reply:
     value: Any
     output: str
     duration_s: float
+    modified: bool = False  # the worker saw the call change its arguments' data
+
 
 
 @dataclass
@@ -174,7 +178,11 @@ def read(head: dict[str, Any], blobs: list[bytes], *, op: str,
                 raise _Bad(str(exc)) from None
             if op == "new" and type(value) is not protocol.Handle:
                 raise _Bad(f"the object built is {_kind(value)}, not a handle")
-            return Reply(value=value, output=output, duration_s=float(duration))
+            modified = head.get("modified", False)
+            if type(modified) is not bool:
+                raise _Bad(f"'modified' is {_kind(modified)}, not true or false")
+            return Reply(value=value, output=output, duration_s=float(duration),
+                         modified=modified)
         return _failure(head, output, float(duration))
     except _Bad as exc:
         raise unreadable(str(exc), output) from None

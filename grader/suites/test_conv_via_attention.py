@@ -235,7 +235,8 @@ def test_seed_head_weights(check, learner):
     alpha = 10 puts 0.99991 on the target."""
     n, q = 16, 5
     X, W, A = _probe(n, 2.0, learner)
-    check.equal(A, check.expected(F, X, W, 2.0), what="the head's weights at alpha = 2",
+    check.equal(A, check.expected(F, X, W, 2.0),
+                confirms="conv_via_attention", what="the head's weights at alpha = 2",
                 mistake_call=(F, (X, W, 2.0), {}))
     A = np.asarray(A)
     check.that(round(float(A[q, q + 1]), 2) == 0.79 and round(float(A[q, q]), 2) == 0.11
@@ -244,7 +245,8 @@ def test_seed_head_weights(check, learner):
                f"{q + 1} and 0.11 on keys {q} and {q + 2}; yours: {A[q, q + 1]:.4f}, "
                f"{A[q, q]:.4f}, {A[q, q + 2]:.4f}")
     X, W, A = _probe(n, 10.0, learner)
-    check.equal(A, check.expected(F, X, W, 10.0), what="the head's weights at alpha = 10",
+    check.equal(A, check.expected(F, X, W, 10.0),
+                confirms="conv_via_attention", what="the head's weights at alpha = 10",
                 mistake_call=(F, (X, W, 10.0), {}))
     target = float(np.asarray(A)[q, q + 1])
     check.that(round(target, 5) == 0.99991,
@@ -262,7 +264,8 @@ def test_one_d_limit_is_cross_correlation(check, learner):
     for i, (n, C, C_out, k) in enumerate([(9, 1, 1, 3), (10, 3, 2, 5), (7, 4, 4, 3),
                                           (6, 2, 3, 1), (11, 4, 4, 5)]):
         X, W = _data(10 + i, (n, C), (C_out, C, k))
-        check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W), **LIMIT_TOL,
+        check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W),
+                    confirms="conv_via_attention", **LIMIT_TOL,
                     what=f"n={n}, C={C}, C_out={C_out}, k={k}, alpha=40 against the circular "
                          f"cross-correlation", mistake_call=(F, (X, W, 40.0), {}))
     check.call(F, X, W, 3.0)
@@ -279,7 +282,8 @@ def test_two_d_limit_is_cross_correlation(check, learner):
                                               (7, 6, 2, 2, 5), (4, 5, 2, 3, 1),
                                               (6, 8, 4, 4, 3)]):
         X, W = _data(20 + i, (H, Wd, C), (C_out, C, k, k))
-        check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W), **LIMIT_TOL,
+        check.equal(learner.conv_via_attention(X, W, 40.0), _xcorr(X, W),
+                    confirms="conv_via_attention", **LIMIT_TOL,
                     what=f"H={H}, W={Wd}, C={C}, C_out={C_out}, k={k}, alpha=40 against the "
                          f"circular cross-correlation", mistake_call=(F, (X, W, 40.0), {}))
     check.call(F, X, W, 3.0)
@@ -297,7 +301,8 @@ def test_error_tracks_rho(check, learner):
     err = {}
     for alpha in (1.0, 10.0, 20.0):
         out = learner.conv_via_attention(X, W, alpha)
-        check.equal(out, check.expected(F, X, W, alpha), what=f"alpha = {alpha:g}",
+        check.equal(out, check.expected(F, X, W, alpha),
+                    confirms="conv_via_attention", what=f"alpha = {alpha:g}",
                     mistake_call=(F, (X, W, alpha), {}))
         err[alpha] = float(np.max(np.abs(np.asarray(out) - Y)))
     _draw_error_against_rho(check, X, W, Y)
@@ -380,8 +385,10 @@ def test_large_alpha_stays_finite(check, learner):
             known = _unstable.__known_mistake__
             raise GradeFailure(f"alpha = 1e4: {bad} of {out.size} values are NaN or inf, the "
                                f"reference's are all finite", mistake=known, kind="nan")
-        check.equal(out, _xcorr(X, W), **LIMIT_TOL, what="alpha = 1e4 against the circular "
-                    "cross-correlation", mistake_call=(F, (X, W, 1e4), {}))
+        check.equal(out, _xcorr(X, W),
+                    confirms="conv_via_attention", **LIMIT_TOL,
+                    what="alpha = 1e4 against the circular cross-correlation",
+                    mistake_call=(F, (X, W, 1e4), {}))
         check.call(F, X, W, 4.0)
 
 

@@ -364,9 +364,10 @@ def test_measured_errors_track_predictions(check, learner):
                f"({means[60][1]:.3f} vs {means[60][0]:.3f}) and better at N = 400 "
                f"({means[400][1]:.3f} vs {means[400][0]:.3f})")
     for N, (X, Y, w, W) in firsts.items():
-        check.equal(w, check.expected(SK, X, Y, 3), rtol=1e-6, atol=1e-9,
+        check.equal(w, check.expected(SK, X, Y, 3),
+                    confirms="fit_shared_kernel", rtol=1e-6, atol=1e-9,
                     what=f"fit_shared_kernel's w on the first trial, N = {N}")
-        check.equal(W, check.expected(FM, X, Y), rtol=1e-6, atol=1e-9,
+        check.equal(W, check.expected(FM, X, Y), confirms="fit_full_map", rtol=1e-6, atol=1e-9,
                     what=f"fit_full_map's W on the first trial, N = {N}")
     check.notes.append("measured test errors (shared kernel, full map): " + "; ".join(
         f"N = {N}: {m[0]:.3f}, {m[1]:.3f}" for N, m in means.items()))

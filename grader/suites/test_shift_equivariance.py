@@ -287,9 +287,10 @@ def test_which_shifts_stride1_conv(check, learner):
            "only.",
         hint_for=("values", "shape"))
 def test_which_shifts_stride2_conv(check, learner):
-    """A circular stride-2 Conv2d: the even shifts; a stride-1 Conv2d taken as stride 2: not
-    the even ones."""
+    """A circular stride-2 Conv2d: the even shifts, on images 24 and 10 pixels wide; a
+    stride-1 Conv2d taken as stride 2: not the even ones."""
     _call(check, F_WHICH, CONV2, _image(21), stride=2)
+    _call(check, F_WHICH, CONV2, _image(25, (3, 6, 10)), stride=2)
     _call(check, F_WHICH, CONV1, _image(21), stride=2)
 
 
@@ -297,9 +298,10 @@ def test_which_shifts_stride2_conv(check, learner):
         hint_for=("values", "shape"))
 def test_which_shifts_patch_embedding(check, learner):
     """Patch embedding (P = 8) on a 24-pixel-wide image: 0, 8 and 16; taken as stride 4, not
-    every fourth shift."""
+    every fourth shift, unless the tolerance exceeds every error (tol = 1e6)."""
     _call(check, F_WHICH, PATCH, _image(22), stride=8)
     _call(check, F_WHICH, PATCH, _image(22), stride=4)
+    _call(check, F_WHICH, PATCH, _image(22), stride=4, tol=1e6)
 
 
 @graded(1, "A Transformer without positions keeps the patch embedding's whole-patch symmetry; "

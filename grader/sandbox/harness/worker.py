@@ -28,6 +28,7 @@ import socket
 import sys
 import time
 import traceback
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,7 @@ class Worker:
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = out
         started = time.perf_counter()
+        modified = False
         try:
             if op == "load":  # import the module; answer which of ``names`` it lacks
                 module = self.load(str(header["module"]))
@@ -156,7 +158,10 @@ class Worker:
                     fn, args = args[0], args[1:]
                 else:
                     fn = self.resolve(header)
+                watched = op == "call" and header.get("handle") is None
+                before = _state((args, kwargs)) if watched else None
                 result = fn(*args, **kwargs)
+                modified = watched and _state((args, kwargs)) != before
                 if op == "new":
                     handle = protocol.Handle(len(self.objects) + 1)
                     self.objects[handle.id] = result
@@ -170,6 +175,8 @@ class Worker:
             _restore_builtins()  # before the harness encodes anything
         elapsed = time.perf_counter() - started
         reply = {"ok": True, "output": out.text(), "duration_s": elapsed}
+        if modified:
+            reply["modified"] = True
         try:
             return protocol.encode_frame(reply, result)
         except protocol.ProtocolError as exc:
@@ -288,6 +295,31 @@ class _ImportFailed(Exception):
     def __init__(self, inner: BaseException) -> None:
         super().__init__(inner)
         self.inner = inner
+
+
+def _state(value: Any, depth: int = 0) -> Any:
+    """What the data in a call's arguments is (arrays and tensors by a checksum of their
+    bytes), to tell whether the call changed it; objects other than plain data are left out
+    (a learner's object may change: that is what its methods are for)."""
+    if depth > 8:
+        return None
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject or not value.flags.writeable:  # (sealed shared inputs)
+            return None
+        return ("a", value.dtype.str, value.shape,
+                zlib.crc32(memoryview(np.ascontiguousarray(value)).cast("B")))
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        try:
+            return _state(value.detach().cpu().numpy(), depth)
+        except Exception:  # noqa: BLE001 - a tensor numpy cannot hold: left out
+            return None
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_state(v, depth + 1) for v in value))
+    if isinstance(value, dict):
+        return ("d", tuple((repr(k), _state(v, depth + 1)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str, complex, np.generic)):
+        return value
+    return None
 
 
 def _exception_message(exc: BaseException) -> str:
