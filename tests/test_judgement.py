@@ -189,3 +189,34 @@ def test_slip_names_are_the_checks_names():
     assert separation.slip_names(("flipped along axis 0", "rolled by one along axis 0")) == {
         "flipped along axis 0", "rolled by one along axis 0"}
     assert separation.slip_names("negated") == {"negated"} and separation.slip_names("") == set()
+
+
+def _failed(kind: str, message: str, kind_hint: str = "", **kw):
+    from grader.engine.results import TestResult
+
+    return TestResult(name="t", status=kw.pop("status", "failed"), score=0.0, max_score=1.0,
+                      message=message, kind=kind, kind_hint=kind_hint, **kw)
+
+
+@pytest.mark.parametrize(("test", "broken"), [
+    (_failed("precision", "expected 0.77, got 0.78 (...; tolerance rtol=1e-12, atol=0)",
+             "Close, but outside the tolerance (the largest error is 35.9 times what is "
+             "allowed)"), False),
+    (_failed("precision", "outside the tolerance (rtol=1e-06)",
+             "Close, but outside the tolerance (the largest error is 1.44e+05 times what is "
+             "allowed)"), True),
+    (_failed("precision", "wrong shape: expected (3,)"), True),
+    (_failed("large", "values differ", "Right on the 3 smaller tests (up to 5 values), but"),
+     True),  # (no other test passed)
+    (_failed("nan", "values differ"), True),
+    (_failed("raised", "ValueError: no", status="error"), False),
+    (_failed("raised", "values differ"), True),
+    (_failed("values", "values differ", "You probably forgot the prefix"), True),
+])
+def test_advice_preconditions_table(test, broken):
+    """``advice.broken``: each piece of advice against its stated condition."""
+    from grader.authoring import advice
+    from grader.engine.results import ExerciseResult
+
+    result = ExerciseResult(exercise="x", title="x", tests=[test], status="failed")
+    assert bool(list(advice.broken(result))) is broken
