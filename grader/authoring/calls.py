@@ -41,6 +41,7 @@ class _Watch(Observer):
         self.pending: list[list[Any]] = []  # [func, args, kwargs, answer, raised]
         self.by_slug: dict[str, list[Call]] = {}
         self.optional = 0  # inside check.optional: a call for a figure, not graded
+        self.asked = False  # the last request is a counted call, awaiting its reply
 
     def entered(self, check: Any, method: str, args: tuple, kwargs: dict) -> None:
         self.optional += method == "optional"
@@ -54,7 +55,7 @@ class _Watch(Observer):
             self.pending.append([func, tuple(args), dict(kwargs), None, True])
 
     def replied(self, op: str, value: Any) -> None:
-        if getattr(self, "asked", False) and self.pending:
+        if self.asked and self.pending:
             self.pending[-1][3:] = [value, False]
         self.asked = False
 
@@ -144,6 +145,3 @@ def table(slug: str, calls: list[Call]) -> confirm.Table:
         made.untried[(func, name, cls)] = untried
     return made
 
-
-def table_path(slug: str) -> Path:
-    return confirm.path_of(catalog.SOLUTIONS_DIR, slug)

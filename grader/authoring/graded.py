@@ -99,32 +99,33 @@ def _uncatalogued(v: variants.Variant):
     return judge
 
 
-def _scores_nothing(family: str, format_only: set[str]):
+def _earns_nothing(what: str, fix: str, rule: str, format_only: set[str],
+                   tests: frozenset[str] | None = None):
+    """A file that must score nothing (``what`` it is), on ``tests`` (None: every test) but
+    the entry's ``format_only``."""
     def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
         yield from _no_grader_error(result)
         for t in result.tests:
-            if t.score > 0 and t.name not in format_only:
-                yield (f"the trivial answer '{family}' ({trivial.FAMILIES[family]}) earns "
-                       f"{t.score:g} point(s) on {t.name}",
-                       "make the test depend on a value only real work gives (inputs whose "
-                       "answer is not 0, a property that needs every parameter), or list it "
-                       "in the entry's format_only and say so in the statement",
-                       "trivial-scores-nothing")
+            if t.score > 0 and t.name not in format_only and (tests is None or t.name in tests):
+                yield f"{what} earns {t.score:g} point(s) on {t.name}", fix, rule
     return judge
+
+
+def _scores_nothing(family: str, format_only: set[str]):
+    return _earns_nothing(
+        f"the trivial answer '{family}' ({trivial.FAMILIES[family]})",
+        "make the test depend on a value only real work gives (inputs whose answer is not 0, "
+        "a property that needs every parameter), or list it in the entry's format_only and "
+        "say so in the statement", "trivial-scores-nothing", format_only)
 
 
 def _shortcut_scores_nothing(shortcut: shortcuts.Shortcut, format_only: set[str]):
-    def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-        yield from _no_grader_error(result)
-        for t in result.tests:
-            if t.score > 0 and t.name not in format_only and t.name in shortcut.tests:
-                yield (f"the shortcut '{shortcut.label}' ({shortcut.what}) earns {t.score:g} "
-                       f"point(s) on {t.name}",
-                       "make the test call the function where that shortcut is wrong (other "
-                       "values of each parameter, inputs no public test shows), or check a "
-                       "value only the work gives; or list it in the entry's format_only and "
-                       "say so in the statement", "shortcut-scores-nothing")
-    return judge
+    return _earns_nothing(
+        f"the shortcut '{shortcut.label}' ({shortcut.what})",
+        "make the test call the function where that shortcut is wrong (other values of each "
+        "parameter, inputs no public test shows), or check a value only the work gives; or "
+        "list it in the entry's format_only and say so in the statement",
+        "shortcut-scores-nothing", format_only, shortcut.tests)
 
 
 IGNORED_SAMPLE = 2  # "a parameter ignored" shortcut files per exercise, by default
@@ -249,7 +250,7 @@ def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False,
     recorded = calls.record(slugs)
     if update_golden:  # (first: the files below are graded with the new tables)
         for slug in slugs:
-            calls.table_path(slug).write_text(calls.table(slug, recorded[slug]).to_json())
+            confirm.path_of(slug).write_text(calls.table(slug, recorded[slug]).to_json())
     return [p for slug in slugs for p in separation_problems(slug)] + [
         p for slug in slugs for p in table_problems(slug)] + judge(
         grade_files(files_to_grade(slugs, recorded, ignored, mutated), jobs), update_golden)
@@ -258,9 +259,8 @@ def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False,
 def table_problems(slug: str) -> Iterator[Problem]:
     """``confirm-table``: the suite's ``confirm.Table`` is there and made for the suite as it
     is (else no test's points are gated: a shortcut would keep them)."""
-    ex = catalog.get(slug)
-    path = calls.table_path(slug)
-    if confirm.load(path, confirm.fingerprint(ex.suite, ex.solution, ex.functions)) is None:
+    path = confirm.path_of(slug)
+    if confirm.current(slug) is None:
         yield Problem(slug, path, 1, f"{path.name} is missing or older than the suite and the "
                       "reference", "rewrite it: grade pack check SLUG --grade --update-golden "
                       "(the calls the suite makes and which values change them)", "confirm-table")

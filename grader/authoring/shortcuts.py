@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from grader.authoring.calls import Call
+from grader.engine import confirm
 
 MAX_FROZEN_VALUES = 100_000  # numbers in a frozen value the generated file holds
 
@@ -183,16 +184,10 @@ def ignored_parameters(src: str, reference: ModuleType, functions: tuple[str, ..
         first = next((c for c in mine if c.public), mine[0] if mine else None)
         if first is None:
             continue
-        signature = inspect.signature(getattr(reference, f))
-        try:
-            bound = signature.bind(*first.args, **first.kwargs)
-        except TypeError:
+        bound = confirm.bound(reference, f, first.args, first.kwargs)
+        if bound is None:
             continue
-        bound.apply_defaults()
-        for name, param in signature.parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
-            value = bound.arguments.get(name)
+        for name, value in bound.arguments.items():
             size = _plain(value)
             if size is None or size > MAX_FROZEN_VALUES:
                 continue
@@ -248,6 +243,5 @@ def sampled(found: list[Shortcut], ignored: int | None, seed: str) -> list[Short
     frozen = [s for s in found if s.family == "ignored"]
     if ignored is None or len(frozen) <= ignored:
         return found
-    kept = set(random.Random(seed).sample(range(len(frozen)), ignored))
-    keep = {id(s) for i, s in enumerate(frozen) if i in kept}
-    return [s for s in found if s.family != "ignored" or id(s) in keep]
+    kept = random.Random(seed).sample(frozen, ignored)
+    return [s for s in found if s.family != "ignored" or s in kept]

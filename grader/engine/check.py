@@ -210,6 +210,13 @@ def _expecting(learner: Any, expected: Any) -> contextlib.AbstractContextManager
     return expecting(learner, expected) if expecting is not None else contextlib.nullcontext()
 
 
+def _unnoted(learner: Any) -> contextlib.AbstractContextManager[None]:
+    """The learner's calls not counted (``LearnerProxy``); nothing for a stand-in learner
+    without the method."""
+    unnoted = getattr(type(learner), "_unnoted", None)
+    return unnoted(learner) if unnoted is not None else contextlib.nullcontext()
+
+
 def _observed(method: Callable[..., Any]) -> Callable[..., Any]:
     """Tell the check's observer (``engine/observer.py``), if any, of each use of ``method``."""
     name = method.__name__
@@ -249,7 +256,7 @@ class Check:
         self._probed: dict[tuple[str, str], tuple[bool, Any]] = {}  # the learner's probe calls
         self.functions: set[str] = set()   # the learner's functions this test has checked
         self.right: set[int] = set()  # the places of counted calls compared right
-        self.facts: list[str] = []  # the test's counted calls (the engine's, ``confirm.py``)
+        self.counted: list[str] = []  # the test's counted calls (the engine's, ``confirm.py``)
 
     def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
         self.checks += 1
@@ -296,7 +303,7 @@ class Check:
         k = expected_values.key(self.reference, func, args, kwargs)
         expected = self._expected(k, func, args, kwargs)
         self.size = max(self.size, input_size((expected,), {}))
-        noted = len(self.facts)
+        noted = len(self.counted)
         with _expecting(self.learner, expected):
             try:
                 actual = getattr(self.learner, func)(*args, **kwargs)
@@ -307,7 +314,7 @@ class Check:
                 self._time_warm(func, args, kwargs, k)
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs), confirms=func)
-        self.right.update(range(noted, len(self.facts)))
+        self.right.update(range(noted, len(self.counted)))
         return actual
 
     def _time_warm(self, func: str, args: tuple, kwargs: dict, k: str | None) -> None:
@@ -572,11 +579,8 @@ class Check:
         """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures: a
         call that must never change the test's verdict, nor the count of its points:
         ``engine/confirm.py`` does not note it)."""
-        noted = self.learner.__dict__.get("_noted")
-        self.learner.__dict__["_noted"] = None
-        try:
-            return getattr(self.learner, func)(*args, **kwargs)
-        except faults.LearnerFault:
-            return None
-        finally:
-            self.learner.__dict__["_noted"] = noted
+        with _unnoted(self.learner):
+            try:
+                return getattr(self.learner, func)(*args, **kwargs)
+            except faults.LearnerFault:
+                return None

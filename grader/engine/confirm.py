@@ -27,6 +27,7 @@ A student release has no hidden tests: nothing there is gated.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from grader import catalog
 
 FORMAT = 1
 MAX_CALLS = 4096  # noted per test
@@ -47,10 +50,8 @@ def bound(reference: Any, func: str, args: tuple,
     when ``func`` is no plain function of the reference, or the call does not bind): only
     such calls are counted, the same ones here and in ``Table``."""
     target = getattr(reference, func, None)
-    if not inspect.isfunction(target):
-        return None
-    signature = inspect.signature(target)
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+    signature = _signature(target) if inspect.isfunction(target) else None
+    if signature is None:
         return None
     try:
         found = signature.bind(*args, **kwargs)
@@ -58,6 +59,16 @@ def bound(reference: Any, func: str, args: tuple,
         return None
     found.apply_defaults()
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(target: Any) -> inspect.Signature | None:
+    """``target``'s signature, once per function (``bound`` runs at every learner call); None
+    when it takes ``*args`` or ``**kwargs`` (its calls are not counted)."""
+    signature = inspect.signature(target)
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+        return None
+    return signature
 
 
 @dataclass
@@ -147,8 +158,15 @@ class Table:
                     for f, n, c, v in data["untried"]})
 
 
-def path_of(solutions: Path, slug: str) -> Path:
-    return solutions / f"{slug}.confirm.json"
+def path_of(slug: str) -> Path:
+    """Where exercise ``slug``'s table lies: beside its reference."""
+    return catalog.SOLUTIONS_DIR / f"{slug}.confirm.json"
+
+
+def current(slug: str) -> Table | None:
+    """Exercise ``slug``'s table, when it is there and made for its suite as it is now."""
+    ex = catalog.get(slug)
+    return load(path_of(slug), fingerprint(ex.suite, ex.solution, ex.functions))
 
 
 def fingerprint(suite: Path, reference: Path, functions: Iterable[str]) -> str:

@@ -67,6 +67,9 @@ class GradingPlugin:
     """Lives as long as its pytest session; ``begin`` points it at the next submission."""
 
     def __init__(self) -> None:
+        # slug -> its suite's ``confirm.Table``: read once per session (a suite does not
+        # change while it runs), not once per submission
+        self._tables: dict[str, confirm.Table | None] = {}
         self.begin(WorkerProcess({}), device="cpu", submitted=set())
 
     def begin(self, worker: WorkerProcess, *, device: str, submitted: set[str],
@@ -113,8 +116,7 @@ class GradingPlugin:
         # and those whose points its calls do not confirm (``confirm.py``)
         self.refuted_public: dict[str, set[str]] = {}
         self.unconfirmed_public: dict[str, dict[str, confirm.Unconfirmed]] = {}
-        self._facts: dict[str, list[str]] = {}  # node id -> its counted calls' functions
-        self._tables: dict[str, confirm.Table | None] = {}  # slug -> its suite's table
+        self._counted_calls: dict[str, list[str]] = {}  # node id -> its counted calls' functions
         self._started: dict[str, float] = {}
         # slug -> each timed-out call's limit
         self._timeouts: dict[str, list[float]] = {s: list(t) for s, t in (timeouts or {}).items()}
@@ -165,29 +167,25 @@ class GradingPlugin:
                 raise self.import_faults[slug]
         if slug not in self._loaded:
             self._load(slug, timeout, log)
-        facts = self._facts.setdefault(item.nodeid, [])
-        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log,
-                             observer=self.observer, missing=self._loaded[slug],
-                             noted=lambda func, args, kwargs: self._note(slug, facts, func,
-                                                                         args, kwargs))
-        proxy.may_modify = frozenset(catalog.get(slug).may_modify)
-        return proxy
+        counted = self._counted_calls.setdefault(item.nodeid, [])
+        return LearnerProxy(self.worker, slug, timeout=timeout, log=log,
+                            observer=self.observer, missing=self._loaded[slug],
+                            noted=lambda func, args, kwargs: self._note(slug, counted, func,
+                                                                        args, kwargs),
+                            may_modify=frozenset(catalog.get(slug).may_modify))
 
-    def _note(self, slug: str, facts: list[str], func: str, args: tuple,
+    def _note(self, slug: str, counted: list[str], func: str, args: tuple,
               kwargs: dict) -> None:
         """Count a call of learner function ``func`` in a test (``confirm.py``: only calls
         that bind to the reference's function, as its ``Table`` counts them)."""
-        if len(facts) < confirm.MAX_CALLS and \
+        if len(counted) < confirm.MAX_CALLS and \
                 confirm.bound(load_reference(slug), func, args, kwargs) is not None:
-            facts.append(func)
+            counted.append(func)
 
     def _table(self, slug: str) -> confirm.Table | None:
         """The suite's ``confirm.Table`` (None: missing or older than the suite)."""
         if slug not in self._tables:
-            ex = catalog.get(slug)
-            self._tables[slug] = confirm.load(
-                confirm.path_of(catalog.SOLUTIONS_DIR, slug),
-                confirm.fingerprint(ex.suite, ex.solution, ex.functions))
+            self._tables[slug] = confirm.current(slug)
         return self._tables[slug]
 
     def _load(self, slug: str, timeout: float, log: CallLog) -> None:
@@ -266,7 +264,7 @@ class GradingPlugin:
         check = Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol,
                       ex.atol, self.observer, ledger=self._ledgers.setdefault(
                           self._slug, evidence.Ledger()))
-        check.facts = self._facts.setdefault(self._item.nodeid, [])  # (the learner's calls')
+        check.counted = self._counted_calls.setdefault(self._item.nodeid, [])
         return check
 
     def _stop_if_hanging(self, slug: str) -> None:
@@ -396,8 +394,8 @@ class GradingPlugin:
         """What test ``p``'s calls say for the count of its exercise's points."""
         return confirm.Counted(
             p.item.name.removeprefix("test_"), verdict.visibility(p.item) == "public",
-            p.excinfo is None, len(self._facts.pop(p.item.nodeid, [])),
-            set(p.check.right) if p.check is not None else set(), _points(p.item) > 0,
+            p.excinfo is None, len(self._counted_calls.pop(p.item.nodeid, [])),
+            set(p.check.right) if p.check is not None else set(), verdict.points(p.item) > 0,
             p.check is not None and bool(p.check.confirmed))
 
     def _verdict(self, slug: str, p: _Pending,
@@ -452,11 +450,6 @@ class _Pending:
     @property
     def exc(self) -> BaseException | None:
         return self.excinfo.value if self.excinfo is not None else None
-
-
-def _points(item: pytest.Item) -> float:
-    marker = item.get_closest_marker("grading")
-    return float(marker.kwargs.get("points", 0)) if marker else 0.0
 
 
 def _by_key(catalogue: list[Any], keys: Iterable[str]) -> dict[str, tuple[Any, tuple]]:

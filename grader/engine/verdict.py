@@ -181,14 +181,19 @@ def visibility(item: pytest.Item) -> str:
     return marker.kwargs.get("visibility", "hidden") if marker else "hidden"
 
 
+def points(item: pytest.Item) -> float:
+    """What test ``item`` is worth: its ``grading`` marker's points (0 without one)."""
+    marker = item.get_closest_marker("grading")
+    return float(marker.kwargs["points"]) if marker else 0.0
+
+
 def _base(item: pytest.Item, duration_s: float, log: CallLog | None) -> TestResult:
     """A test's result before its verdict: passed, full points, its description and output."""
-    marker = item.get_closest_marker("grading")
-    points = float(marker.kwargs["points"]) if marker else 0.0
+    worth = points(item)
     # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
     doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
-    return TestResult(name=_test_name(item), status=TestStatus.PASSED, score=points,
-                      max_score=points, duration_s=duration_s, visibility=visibility(item),
+    return TestResult(name=_test_name(item), status=TestStatus.PASSED, score=worth,
+                      max_score=worth, duration_s=duration_s, visibility=visibility(item),
                       description=" ".join(doc.split()), output=log.text() if log else "")
 
 

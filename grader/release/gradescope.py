@@ -37,7 +37,7 @@ def _grader_files(slugs: tuple[str, ...]) -> list[tuple[Path, str]]:
     for slug in slugs:
         solution = catalog.get(slug).solution
         found.append((solution, solution.relative_to(root).as_posix()))
-        table = confirm.path_of(solution.parent, slug)  # (which points the suite counts)
+        table = confirm.path_of(slug)  # (which points the suite counts)
         if table.is_file():
             found.append((table, table.relative_to(root).as_posix()))
     return found

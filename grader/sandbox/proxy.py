@@ -44,11 +44,12 @@ class LearnerProxy:
     def __init__(self, worker: WorkerProcess, slug: str, *, timeout: float,
                  log: CallLog, observer: Observer | None = None,
                  missing: frozenset[str] = frozenset(),
-                 noted: Callable[[str, tuple, dict], None] | None = None) -> None:
+                 noted: Callable[[str, tuple, dict], None] | None = None,
+                 may_modify: frozenset[str] = frozenset()) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
         self._observer = observer  # told of each request and reply (engine/observer.py)
         self._noted = noted  # told of each call of a module function (engine/confirm.py)
-        self.may_modify: frozenset[str] = frozenset()  # functions allowed to change arguments
+        self._may_modify = may_modify  # functions allowed to change their arguments
         self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
         # the names the module lacked when it was loaded (``load``): calling one is the
         # file's fault, said in the grader's words without asking the worker again
@@ -63,6 +64,15 @@ class LearnerProxy:
             yield
         finally:
             self._bounds = None
+
+    @contextmanager
+    def _unnoted(self) -> Iterator[None]:
+        """The calls made inside are not told to ``noted`` (a figure's: not counted)."""
+        noted, self._noted = self._noted, None
+        try:
+            yield
+        finally:
+            self._noted = noted
 
     def _request(self, op: str, func: str, args: tuple, kwargs: dict,
                  handle: Handle | None = None, names: tuple[str, ...] = ()) -> Any:
@@ -84,7 +94,7 @@ class LearnerProxy:
         self._log.add(reply.output + self._worker.take_output())
         self._log.learner_time_s += reply.duration_s
         self._log.last_duration_s = reply.duration_s
-        if reply.modified and op == "call" and handle is None and func not in self.may_modify:
+        if reply.modified and op == "call" and handle is None and func not in self._may_modify:
             raise faults.ArgumentsModified(func)
         if self._observer is not None:
             self._observer.replied(op, reply.value)

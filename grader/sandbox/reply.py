@@ -80,7 +80,6 @@ class Reply:
     modified: bool = False  # the worker saw the call change its arguments' data
 
 
-
 @dataclass
 class Failure:
     """A call that did not return a value: the learner's exception, a missing name, an
