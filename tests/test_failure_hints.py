@@ -446,3 +446,35 @@ def test_prefix_token_advice_only_where_the_axis_can_count_tokens(expected, actu
     kind, text = _observed(np.zeros(actual), np.zeros(expected))
     assert kind == "shape"
     assert ("prefix tokens" in text) == tokens, text
+
+
+def test_every_hint_text_is_data_and_used():
+    """``hints.toml`` holds the texts ``hints.py`` chooses from: every key the code names is
+    in the table (with its placeholders filled), and every entry of the table is named by the
+    code (read whole: labels, the graded kinds, the exception advice)."""
+    import ast
+    import re
+    import tomllib
+    from pathlib import Path
+
+    source = Path(hints.__file__).read_text()
+    table = tomllib.loads(Path(hints.__file__).with_name("hints.toml").read_text())
+    literals = {n.value for n in ast.walk(ast.parse(source))
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    named = {lit for lit in literals if re.fullmatch(r"[a-z_]+\.[a-z_0-9]+", lit)
+             and lit.split(".", 1)[0] in table}
+    for key in named:
+        section, name = key.split(".", 1)
+        assert name in table[section], f"{key} is named in hints.py but not in hints.toml"
+    whole = {"labels", "graded", "raised"}
+    for section, entries in table.items():
+        if section in whole:
+            continue
+        for name in entries:
+            key = f"{section}.{name}"
+            assert key in named or name in literals or \
+                any(v == "@" + key for e in table.values() if isinstance(e, dict)
+                    for v in e.values()), f"{key} in hints.toml is named nowhere"
+    for kind in hints.GRADED_KINDS:
+        hints.graded(kind)  # every reference ("@kind.crashed") resolves
+    assert set(hints.LABELS) <= set(hints.HINT_KINDS) | {"known_mistake", "not_run", "none"}

@@ -28,7 +28,7 @@ import pytest
 from grader import catalog
 from grader.authoring import variants
 from grader.authoring.variants import Variant
-from grader.engine import paragraphs
+from grader.engine import hints
 from grader.engine.results import TestResult
 
 # The uncatalogued variants of every exercise, declared in solutions/<slug>.variants.toml
@@ -62,7 +62,7 @@ def graded(graded_pack) -> dict[tuple[str, str], list[TestResult]]:
     return found
 
 
-POINTER_START = paragraphs.POINTER.split("{", 1)[0]
+POINTER_START = hints.text("evidence.pointer", funcs="\0", slug="").split("\0", 1)[0]
 
 
 def _markers(slug: str) -> dict[str, dict]:
@@ -178,7 +178,7 @@ def test_feedback_names_no_cause_the_variant_does_not_have(graded, slug, name):
             t.name, t.mistake)
         # the test's own hint: only where the failure is of a kind it is about, and only
         # where no other test of its functions failed; else, once, the pointer to `grade
-        # hint` (engine/paragraphs.py)
+        # hint` (engine/hints.py)
         marker = markers[t.name]
         hint_for = set(marker["hint_for"])
         kinds = _kinds(t)

@@ -1,7 +1,7 @@
 """Advice only under its stated conditions, checked mechanically on a graded result.
 
 Every piece of advice the engine gives has a precondition it is meant to have checked from
-the evidence (``engine/hints.py``, ``engine/paragraphs.py``, ``engine/confirm.py``). This
+the evidence (``engine/hints.py``, ``engine/confirm.py``). This
 module reads a graded exercise's results and says, for each piece of advice shown, whether
 its precondition holds there, from what the result itself records (its message, kind,
 diagnostics and the other tests' statuses). ``grade pack check --grade`` runs it on every file

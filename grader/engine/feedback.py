@@ -8,7 +8,7 @@
   the known mistake it matched (the suite's name and message), the fault that stops the
   whole exercise (``FaultKind``, decided from the load the grader recorded before any hidden
   input was sent), the share of values off in a coarse band (``ShareBand``), and sentences
-  from the grader's own templates (``SENTENCES``, ``GRADED_HINTS``) whose only variables are
+  from the grader's own templates (``SENTENCES``, ``hints.graded``) whose only variables are
   the suite's, the pack's and the grader's settings (an exception class the contract names, a
   call limit, a function's name). Never learner text (an exception's class or message,
   errno text, printed output, a traceback), never a number the learner can scale (an error's
@@ -36,8 +36,8 @@ from enum import StrEnum
 from grader.sandbox import faults
 from grader.suite import GradeFailure
 
+from . import hints
 from .confirm import Unconfirmed
-from .hints import CRASHED, MODIFIED, NAN_SOURCES, NOT_RUN, RULE, UNCONFIRMED
 from .results import FaultKind, TestResult, TestStatus
 
 LEVELS = ("full", "graded")
@@ -118,46 +118,9 @@ SENTENCES: dict[Said, str] = {
                       "`{param}` takes another value",
 }
 
-# What each failure kind usually means, as a graded hidden test says it: fixed text, naming
-# nothing measured (the full level's kind hints describe the learner's output: counts, places,
-# ratios, sizes, an exception's class). A kind outside this table is shown as no kind.
-GRADED_HINTS: dict[str, str] = {
-    "shape": "The result's shape is not the contract's: compare each axis's length with the "
-             "contract's shape line and what each axis counts.",
-    "dtype": "The result's dtype class (bool, int or float) is not the contract's.",
-    "type": "Return a number or a numpy array as the contract asks; other objects cannot be "
-            "compared.",
-    "none": "Your function returned None: is a return statement missing, or does a branch "
-            "end without one?",
-    "nan": NAN_SOURCES,
-    "inf": "inf where the result is finite comes from a division by zero or an overflow; a "
-           "finite value where the contract's is infinite is an unbounded case not handled.",
-    "precision": "Close to the expected values but outside the tolerance: an approximation, a "
-                 "truncated series, an epsilon in a denominator, a rounded constant or float32 "
-                 "arithmetic.",
-    "values": "",
-    "large": "The smaller tests of this exercise pass but this larger one does not: look for "
-             "what changes with size (a Python loop, float32 sums over many terms, integer "
-             "overflow, a size hard-coded from the examples, a slice that stops early).",
-    "raised": "Run your function on inputs of every size and edge case the contract allows: "
-              "one of them raises.",
-    "not_raised": "Check the arguments at the top of the function and raise the contract's "
-                  "exception with a clear message; returning a value for an invalid argument "
-                  "hides the caller's bug.",
-    "wrong_exception": "An exception from deeper down is not the contract's: test the "
-                       "condition yourself before computing and raise the contract's "
-                       "exception explicitly.",
-    "crashed": CRASHED,
-    "timeout": "",
-    "rule": RULE,
-    "known_mistake": "",
-    "not_run": NOT_RUN,
-    "layout": "",
-    "device": "",
-    "unconfirmed": UNCONFIRMED,
-    "modified": MODIFIED,
-}
-KINDS = frozenset(GRADED_HINTS)
+# The failure kinds a graded hidden test can name, each with a fixed text (``hints.graded``,
+# the ``[graded]`` table of hints.toml); another kind is shown as no kind.
+KINDS = hints.GRADED_KINDS
 
 
 class ShareBand(StrEnum):
@@ -229,7 +192,7 @@ def render(facts: Facts) -> TestResult:
         mistake=facts.mistake.name if facts.mistake else None,
         mistake_message=facts.mistake.message if facts.mistake else "",
         duration_s=None, visibility="hidden", kind=facts.kind,
-        kind_hint=GRADED_HINTS.get(facts.kind or "", ""), fault=facts.fault)
+        kind_hint=hints.graded(facts.kind), fault=facts.fault)
 
 
 def graded(result: TestResult, exc: BaseException | None, slug: str) -> TestResult:
@@ -251,7 +214,7 @@ def unconfirmed(result: TestResult, why: Unconfirmed, level: str) -> TestResult:
     return dataclasses.replace(
         result, status=TestStatus.FAILED, score=0.0, hint="", mistake=None,
         duration_s=None if level == "graded" else result.duration_s,
-        mistake_message="", kind="unconfirmed", kind_hint=UNCONFIRMED,
+        mistake_message="", kind="unconfirmed", kind_hint=hints.unconfirmed(),
         message="P" + SENTENCES[Said.UNCONFIRMED].format(name=why.func, param=why.param)[1:])
 
 

@@ -1,76 +1,64 @@
-"""Hints that answer the failure: what the grader measured about it.
+"""Which hint a learner sees: the one module that decides, from the evidence.
 
-``classify`` looks at how a test failed (the comparison, the learner's exception, the test's
-place among the exercise's tests) and returns ``(kind, text)``: the kind of failure and a
-hint for it, shown beside the test's own hint. The text never quotes an expected value or an
-input (it is shown for hidden tests too); it may describe the learner's own output (where the
-NaNs are, which axis differs).
+A failed test can show three things beside its message, each chosen here and nowhere else:
 
-Observations before guesses: where and how a result is wrong is stated as a fact measured on
-the learner's output ("all 9 wrong values are in column 0", "every row of yours sums to
-0.5"), never as a cause guessed from a pattern. A cause is named only by a known mistake
-(``suite.mistake``, whose message is then the hint) or by a region the exercise declares
-(``suite.region``: "in the rows and columns of the prefix tokens", with what the exercise
-knows about values there).
+- a **kind hint** (``classify``): what the failure's kind usually means, or what was measured
+  about the learner's output (``observations.py``: where the wrong values are, a relation that
+  holds everywhere). Each piece of advice has a precondition checked from the evidence
+  (``_shape``, ``_tolerance``'s ``CLOSE_TIMES``, ``SizeContext.large_only``, the ``[[raised]]``
+  table's classes and patterns); where none holds, the hint says what was measured and stops.
+  A cause is named only by a known mistake (its message, with ``evidence`` ``agreed``) or by a
+  region the exercise declares. At ``graded`` a hidden test's kind hint is the kind's fixed text
+  (``graded``), naming nothing measured.
+- the **test's own hint** (``@graded(hint=..., hint_for=...)``, ``own``): shown only on a failure
+  of a kind it is about (``failure_kinds``), never beside a known mistake or a fault that says
+  everything itself, and unasked only where the evidence localises the failure to that test
+  (``localised``); else the exercise's first such test points to ``grade hint SLUG``, once.
+- a kind hint already said word for word (but for numbers) by an earlier test of the exercise
+  becomes a pointer to that test (``Paragraphs.once``).
 
-Kinds: ``shape``, ``dtype``, ``type``, ``none``, ``nan``, ``inf``, ``precision``, ``values``,
-``large`` (right on the smaller tests of the exercise, wrong, failing or too slow on this
-larger one), ``raised``, ``not_raised``, ``wrong_exception``, ``crashed``, ``rule``,
-``known_mistake`` (the mistake's own message is the hint). A timeout gets no kind hint of its
-own (the test's hint speaks to speed) unless it is a ``large`` one.
-
-A test's own hint declares the failure kinds it is about (``HINT_KINDS``,
-``@graded(hint_for=...)``); ``failure_kinds`` says which kinds a failure is, and the verdict
-shows the hint only where they meet.
+Every text is data: ``hints.toml`` beside this module (``text``). A text never quotes an
+expected value or an input; it may describe the learner's own output.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from grader.failure_kinds import DESCRIPTIONS
-from grader.numbers import value as fmt
 
+from . import observations
 from .compare import Comparison
+from .results import TestResult
 
-LABELS = {
-    "shape": "wrong shape", "dtype": "wrong dtype", "type": "wrong type", "none": "no result",
-    "nan": "NaN", "inf": "inf", "precision": "precision",
-    "values": "where it is wrong", "large": "large inputs", "raised": "exception",
-    "not_raised": "no exception", "wrong_exception": "wrong exception",
-    "crashed": "crash", "rule": "source rule", "known_mistake": "known mistake",
-    "not_run": "finding the loop", "unconfirmed": "not counted",
-    "modified": "arguments changed",
-}
-# The kind hint of a test not run because the exercise's calls hang (a loop that never ends).
-NOT_RUN = ("Call your function yourself on a small input and press Ctrl-C while it hangs: "
-           "the traceback shows the line it was running. Check each while loop's condition, "
-           "and that every step moves towards it.")
+_TABLE: dict[str, Any] = tomllib.loads((Path(__file__).with_name("hints.toml")).read_text())
 
-RULE = ("The grader reads your source (without running it) for what this exercise rules out: "
-        "write that step yourself, it is the point of the exercise.")
-UNCONFIRMED = ("A result counts only when the same function is also right where each of its "
-               "parameters takes other values: a right answer on these inputs alone may come "
-               "from the examples rather than from the parameters. Check that every parameter "
-               "is used, and for every value the contract allows.")
-MODIFIED = ("Your function changed an array or list it was given (an in-place operation: "
-            "x /= ..., x[...] = ..., list.sort(), np.copyto, out=...). The caller still needs "
-            "its inputs: work on a copy (x = x.copy(), sorted(values)) before changing one.")
-CRASHED = ("The process running your code ended: sys.exit or os._exit, memory exhausted by a "
-           "huge intermediate array, or a crash in native code.")
 
-# What a named known mistake rests on (engine/evidence.py), after the suite's message.
-AGREED = ("(Your results equal this mistake's on all {n} inputs of {func} that this exercise "
-          "compared.)")
+def text(key: str, **values: Any) -> str:
+    """The text ``key`` ("section.name") of ``hints.toml``, its placeholders filled from
+    ``values``; a value "@section.name" is that entry's text. An unknown key raises KeyError."""
+    section, name = key.split(".", 1)
+    found = _TABLE[section][name]
+    if found.startswith("@"):
+        return text(found[1:], **values)
+    return found.format(**values) if values else found
 
-# A function whose reference calls another of the exercise, which failed its own tests: no
-# cause of its own is named (``evidence.py``).
-FIX_FIRST = ("{func} calls your {first}, which fails its own tests: fix {first} first, then "
-             "see whether this test still fails.")
+
+LABELS: dict[str, str] = dict(_TABLE["labels"])
+# What each failure kind usually means at ``graded`` (``feedback.render``): fixed texts.
+GRADED_KINDS = frozenset(_TABLE["graded"])
+
+
+def graded(kind: str | None) -> str:
+    """A graded hidden test's kind hint: the kind's fixed text, "" for a kind without one."""
+    return text(f"graded.{kind}") if kind in GRADED_KINDS else ""
+
 
 # The failure kinds a test's own hint can be about (``@graded(hint_for=...)``).
 HINT_KINDS = DESCRIPTIONS
@@ -122,18 +110,14 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
     if mistake:
         return "known_mistake", ""
     if kind == "rule":
-        return "rule", RULE
+        return "rule", text("kind.rule")
     if kind == "not_raised":
-        return kind, (f"Check the arguments at the top of the function and raise "
-                      f"{expected_exc or 'the error'} with a clear message; returning a value "
-                      f"for an invalid argument hides the caller's bug. The test's description "
-                      f"lists which arguments are invalid, in the order they are tried.")
+        return kind, text("kind.not_raised", exc=expected_exc or "the error")
     if kind == "wrong_exception":
-        return kind, (f"An exception from deeper down (an IndexError, a numpy error) is not "
-                      f"the contract's {expected_exc or 'error'}: test the condition yourself "
-                      f"before computing and raise {expected_exc or 'it'} explicitly.")
+        return kind, text("kind.wrong_exception", exc=expected_exc or "error",
+                          it=expected_exc or "it")
     if kind == "nan" and comparison is None:
-        return "nan", _NAN_GENERIC
+        return "nan", _nan_generic()
     if kind in _BY_COMPARISON and (comparison is not None or kind in ("type", "none")):
         found = _BY_COMPARISON[kind](comparison, sizes)
         if found is not None:
@@ -149,9 +133,34 @@ def classify(*, status: str, kind: str | None, comparison: Comparison | None = N
                 status, "gives wrong values")
             return "large", _large_text(what, sizes)
     if status == "crashed":
-        return "crashed", CRASHED
+        return "crashed", text("kind.crashed")
     return None, ""
 
+def own(hint: str, hint_for: frozenset[str], kinds: frozenset[str]) -> str:
+    """A test's own hint (the suite's), shown where the failure is of a kind it is about."""
+    return hint if hint_for & kinds else ""
+
+
+def agreed(n: int, func: str) -> str:
+    """What a named mistake rests on: the learner's results equal it on ``n`` inputs."""
+    return text("evidence.agreed", n=n, func=func)
+
+
+def fix_first(func: str, first: str) -> str:
+    """The kind hint of a failure of ``func`` that calls ``first``, which fails its own tests:
+    no cause of ``func``'s own is named (``evidence.py``)."""
+    return text("evidence.fix_first", func=func, first=first)
+
+
+def of_fault(fault: str) -> tuple[str, str]:
+    """``(kind, hint)`` of a fault whose message says what happened: ``not_run`` (the
+    exercise's calls hang), ``modified`` (arguments changed in place)."""
+    return fault, text(f"kind.{fault}")
+
+
+def unconfirmed() -> str:
+    """The kind hint of a passing test whose points are not counted (``confirm.py``)."""
+    return text("kind.unconfirmed")
 
 # -- comparisons ---------------------------------------------------------------------------------
 
@@ -162,83 +171,55 @@ def _axes(indices: list[int]) -> str:
 
 
 def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+    """The advice whose precondition the two shapes meet (the ``[shape]`` texts), in order."""
     exp, act = tuple(cmp.expected_shape or ()), tuple(cmp.actual_shape or ())
     if exp == ():
-        return "shape", (f"Your result has shape {act} where a single number is expected: "
-                         f"reduce it (a sum, a mean, .item()) or drop the leftover axis.")
+        return "shape", text("shape.scalar_expected", actual=act)
     if len(act) == len(exp) >= 2 and act == exp[::-1]:
-        return "shape", ("Your shape is the expected one reversed: a transpose (.T) or two "
-                         "axes swapped. Check which axis is which in the contract (rows or "
-                         "columns, queries or keys, inputs or outputs).")
+        return "shape", text("shape.reversed")
     if len(act) == len(exp) and sorted(act) == sorted(exp):
-        return "shape", ("The right axes in a different order: a transpose, permute or "
-                         "moveaxis. Compare the order of your axes with the contract's.")
+        return "shape", text("shape.permuted")
     if len(act) != len(exp) and int(np.prod(act)) == int(np.prod(exp)) and \
             1 not in act + exp:
-        return "shape", ("The right number of values arranged differently: check the reshape "
-                         "(row-major order, (H, W) or (W, H), a flattened grid).")
+        return "shape", text("shape.rearranged_axes")
     if len(act) == len(exp) + 1:
         for i in range(len(act)):
             if act[:i] + act[i + 1:] == exp:
                 if act[i] == 1:
-                    return "shape", (f"An extra axis of size 1 at position {i}: keepdims=True, "
-                                     f"or a [None] / unsqueeze left in. Squeeze it.")
+                    return "shape", text("shape.extra_unit_axis", i=i)
                 if i == 0:
-                    return "shape", (f"Your result has an extra leading axis, of size "
-                                     f"{act[0]}, before the contract's axes: which axis of "
-                                     f"that size does the contract reduce (a mean, a sum) or "
-                                     f"index away?")
-                return "shape", (f"Your result has an extra axis {i}, of size {act[i]}: which "
-                                 f"axis of that size does the contract sum, average or index "
-                                 f"away?")
+                    return "shape", text("shape.extra_leading_axis", size=act[0])
+                return "shape", text("shape.extra_axis", i=i, size=act[i])
     if len(act) + 1 == len(exp):
         for i in range(len(exp)):
             if exp[:i] + exp[i + 1:] == act:
                 if exp[i] == 1:
-                    return "shape", (f"Axis {i}, of size 1, is missing: keep it "
-                                     f"(keepdims=True or [None]).")
+                    return "shape", text("shape.missing_unit_axis", i=i)
                 if i == 0:
-                    return "shape", (f"Your result lacks the contract's leading axis (of size "
-                                     f"{exp[0]}): the contract keeps it. Find the step that "
-                                     f"reduces it or indexes it away.")
-                return "shape", (f"Your result lacks the contract's axis {i} (of size "
-                                 f"{exp[i]}): the contract keeps it. Find the step that "
-                                 f"reduces or squeezes it.")
+                    return "shape", text("shape.missing_leading_axis", size=exp[0])
+                return "shape", text("shape.missing_axis", i=i, size=exp[i])
     if len(act) != len(exp):
-        return "shape", (f"Your result has {len(act)} axes, the contract's has {len(exp)}: "
-                         f"reread the contract's shape line for the order and meaning of "
-                         f"the axes.")
+        return "shape", text("shape.axes_count", actual=len(act), expected=len(exp))
     if int(np.prod(act)) == int(np.prod(exp)):
-        return "shape", ("The right number of values arranged differently: check the reshape "
-                         "(row-major order, (H, W) or (W, H)).")
+        return "shape", text("shape.rearranged")
     differ = [i for i in range(len(exp)) if act[i] != exp[i]]
     gaps = {act[i] - exp[i] for i in differ}
-    where = _axes(differ)
+    where = _axes(differ).capitalize()
     if len(gaps) == 1:
         gap = gaps.pop()
         if abs(gap) == 1 and len(differ) == 1:
-            return "shape", (f"{where.capitalize()} is off by one ({act[differ[0]]} entries "
-                             f"instead of {exp[differ[0]]}): check the range or slice bound "
-                             f"that sets its length, and what it counts" + (
-                                 " (if tokens: the prefix tokens too)." if
-                                 _may_count_tokens(exp, differ, 1, sizes) else "."))
-        entries = "entry" if abs(gap) == 1 else "entries"
-        each = "each have" if len(differ) > 1 else "has"
+            key = "off_by_one_tokens" if _may_count_tokens(exp, differ, 1, sizes) else \
+                "off_by_one"
+            return "shape", text(f"shape.{key}", Where=where, actual=act[differ[0]],
+                                 expected=exp[differ[0]])
+        said = dict(Where=where, each="each have" if len(differ) > 1 else "has", n=abs(gap),
+                    entries="entry" if abs(gap) == 1 else "entries")
         if not _may_count_tokens(exp, differ, gap, sizes):
-            return "shape", (f"{where.capitalize()} {each} {abs(gap)} {entries} too "
-                             f"{'few' if gap < 0 else 'many'}: check the ranges, slices or "
-                             f"conditions that set their lengths.")
-        if gap < 0:
-            return "shape", (f"{where.capitalize()} {each} {-gap} {entries} too few: check the "
-                             f"ranges or slices that set their lengths and, if they count "
-                             f"tokens, whether the prefix tokens (class token, registers) are "
-                             f"included.")
-        return "shape", (f"{where.capitalize()} {each} {gap} {entries} too many: check the "
-                         f"ranges or slices that set their lengths and, if they count tokens, "
-                         f"whether the prefix tokens are counted twice, or added where only "
-                         f"the patch grid belongs.")
-    return "shape", (f"{where.capitalize()} differ ({act} instead of {exp}): check how each "
-                     f"axis's length follows from the arguments.")
+            return "shape", text("shape.lengths", few_or_many="few" if gap < 0 else "many",
+                                 **said)
+        return "shape", text("shape.too_few_tokens" if gap < 0 else "shape.too_many_tokens",
+                             **said)
+    return "shape", text("shape.differ", Where=where, actual=act, expected=exp)
 
 
 def _may_count_tokens(exp: tuple[int, ...], differ: list[int], gap: int,
@@ -261,82 +242,60 @@ def _dtype_kind(name: str) -> str:
 
 
 def _dtype(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+    """The ``[dtype]`` advice for the two dtypes' kind letters."""
     exp, act = _dtype_kind(cmp.expected_dtype), _dtype_kind(cmp.actual_dtype)
     if exp == "b":
-        text = ("The contract asks for a boolean array (dtype bool): build it from comparisons "
-                "(a <= b, np.abs(d) <= r) or with astype(bool). A 0/1 array of numbers is not "
-                "a mask: indexing with it picks elements 0 and 1.")
+        key = "bool_expected"
     elif exp == "f" and act in "iu":
-        text = ("The contract returns floats; yours are integers. That happens when the output "
-                "starts as np.zeros_like of an integer array, or with integer division (//): "
-                "create the output as float.")
+        key = "float_not_int"
     elif exp == "f" and act == "b":
-        text = ("You return booleans where numbers are expected: return the values, or "
-                "convert with astype(float).")
+        key = "float_not_bool"
     elif exp in "iu" and act == "f":
-        text = ("The contract returns integers (counts or indices); yours are floats (a mean, "
-                "a division, np.floor). Use integer arithmetic or astype(int).")
+        key = "int_not_float"
     elif exp in "iu" and act == "b":
-        text = "The contract counts; you return booleans: sum the mask (mask.sum())."
+        key = "int_not_bool"
     elif act == "c":
-        text = ("Complex values come from np.fft or the square root of a negative number: the "
-                "contract's values are real.")
+        key = "complex"
     else:
-        text = "Convert your result to the contract's dtype class (bool, int or float)."
-    return "dtype", text
+        key = "other"
+    return "dtype", text(f"dtype.{key}")
 
 
-def _rows_all_nan(act: np.ndarray, bad: np.ndarray) -> bool:
-    if act.ndim < 2:
-        return False
-    rows = np.isnan(act).all(axis=-1)
-    return bool(rows.any()) and bool((bad <= np.broadcast_to(rows[..., None], act.shape)).all())
+def _nan_generic() -> str:
+    return text("nan.sources") + " " + text("nan.find")
 
 
 def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
     act, exp = cmp.actual_array, cmp.expected_array
     if act is None or exp is None:
-        return "nan", _NAN_GENERIC
+        return "nan", _nan_generic()
     new_nan = np.isnan(act) & ~np.isnan(exp)
     if not new_nan.any():
-        return "nan", ("Where yours is a number the contract's value is NaN (undefined: "
-                       "nothing to interpolate, no data): return float('nan') there.")
+        return "nan", text("nan.expected_nan")
     # (a NaN or inf hint is shown at every feedback level: it names no index)
     n = int(new_nan.sum())
-    if _rows_all_nan(act, new_nan):
+    if observations.rows_all_nan(act, new_nan):
         seen = "Whole rows of your result are NaN, and no other value is."
     elif n == act.size and n > 1:
         seen = f"Every value of your result is NaN ({n} values)."
     else:
-        place = _place(new_nan, named=False) if n > 1 else ""
+        place = observations.place(new_nan, named=False) if n > 1 else ""
         seen = f"All {n} NaN values of yours are {place}." if place else ""
-    also = " Your result also holds inf, and inf - inf, inf / inf and 0 * inf are NaN." \
-        if np.isinf(act).any() else ""
-    return "nan", (seen + also + " " + _NAN_GENERIC).strip()
-
-
-NAN_SOURCES = ("NaN comes from 0/0, inf - inf, inf / inf, 0 * inf, log or sqrt of a negative "
-               "number, or the mean of an empty slice (and inf from a division by 0 or exp of "
-               "a large number).")
-_NAN_GENERIC = NAN_SOURCES + " Run your function on a tiny input and find the first NaN with " \
-    "np.isnan."
+    also = " " + text("nan.with_inf") if np.isinf(act).any() else ""
+    return "nan", (seen + also + " " + _nan_generic()).strip()
 
 
 def _inf(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
     act, exp = cmp.actual_array, cmp.expected_array
     if act is not None and exp is not None and (np.isinf(exp) & ~np.isinf(act)).any():
-        return "inf", ("Where the contract's value is infinite (an unbounded quantity, e.g. a "
-                       "fit with too few rows), yours is a finite number: return math.inf "
-                       "there.")
+        return "inf", text("inf.expected_inf")
     seen = ""
     if act is not None and exp is not None:
         wrong = np.isinf(act) & ~np.isinf(exp)
         n = int(wrong.sum())
-        place = _place(wrong, named=False) if n > 1 else ""
+        place = observations.place(wrong, named=False) if n > 1 else ""
         seen = f"All {n} inf values of yours are {place}. " if place else ""
-    return "inf", (seen + "inf where the result is finite comes from a division by zero or an "
-                   "overflow (exp of a large number, a product of large numbers, a float16 or "
-                   "float32 intermediate).")
+    return "inf", seen + text("inf.sources")
 
 
 def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
@@ -358,264 +317,41 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         ratio <= CLOSE_TIMES if ratio is not None else rel is not None and rel <= 1e-3)
     if not close:
         return _values(cmp, sizes)
-    grows = (" The smaller tests pass, so the error grows with the size: a long sum "
-             "accumulated in float32 loses digits.") if sizes.large_only else ""
-    times = f" (the largest error is {ratio:.3g} times what is allowed)" if ratio else ""
+    grows = text("precision.grows") if sizes.large_only else ""
+    times = text("precision.times", ratio=f"{ratio:.3g}") if ratio else ""
     if cmp.actual_dtype in ("float32", "float16"):
-        return "precision", (f"Close, but outside even the float32 tolerance{times}: accumulate "
-                             f"in float64 (cast the inputs, or pass dtype=np.float64 to the sum)"
-                             f" and convert at the end, if at all." + grows)
-    if act is not None and _float32_numbers(act):
-        return "precision", (f"Close, but outside the tolerance{times}: every value of yours "
-                             f"is a float32 number stored as float64, so an intermediate was "
-                             f"float32 (np.float32 arrays, torch's default dtype, "
-                             f"astype(np.float32)). Compute in float64." + grows)
-    return "precision", (f"Close, but outside the tolerance{times}: an approximation? A "
-                         f"truncated sum or series (add terms until they no longer change the "
-                         f"result), an epsilon added to a denominator, a rounded constant, or "
-                         f"a float32 intermediate." + grows)
+        key = "float32_result"
+    elif act is not None and observations.float32_numbers(act):
+        key = "float32_numbers"
+    else:
+        key = "other"
+    return "precision", text(f"precision.{key}", times=times) + grows
 
 
 # "close" (the precision hint) is within this many times what the tolerance allows
 CLOSE_TIMES = 100
 
 
-def _float32_numbers(act: np.ndarray) -> bool:
-    """Whether every finite value of ``act`` is a float32 number, some of them not integers
-    (an integer is a float32 number whatever computed it)."""
-    if act.dtype.kind != "f":
-        return False
-    fin = act[np.isfinite(act)].astype(np.float64)
-    if fin.size == 0 or bool((fin == np.round(fin)).all()):
-        return False
-    with np.errstate(all="ignore"):
-        return bool((fin.astype(np.float32).astype(np.float64) == fin).all())
-
-
 def _values(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
-    """How and where a plainly wrong result is wrong, as measured on the learner's output:
-    a relation to the expected values that holds everywhere, or where the wrong values lie
-    (an exercise's region, a few rows or columns), which way they are off, and row sums."""
+    """How and where a plainly wrong result is wrong, as measured on the learner's output
+    (``observations``): a relation to the expected values that holds everywhere, or where the
+    wrong values lie (an exercise's region, a few rows or columns), which way they are off,
+    and row sums."""
     act, exp, bad = cmp.actual_array, cmp.expected_array, cmp.outside
     if act is None or exp is None or bad is None or act.ndim == 0 or not bad.any():
         return None
     if sizes.large_only:
         return None  # classify() gives the "large" hint
-    text = _relation(cmp, act, exp) or _observe(bad, act, exp, cmp.regions)
-    return ("values", text) if text else None
-
-
-def _relation(cmp: Comparison, act: np.ndarray, exp: np.ndarray) -> str:
-    """A relation between the learner's values and the expected ones that holds for every
-    element (a factor, an offset, a transpose, a reordering); "" when none does."""
-    square = act.ndim == 2 and act.shape[0] == act.shape[1] and act.shape[0] > 1
-    if exp.dtype.kind == "b":
-        if square and bool((act == exp.T).all()):
-            return "Your mask is the transpose of the expected one."
-        if bool((act == ~exp).all()):
-            return "Every value of your mask is the opposite of the expected one."
-        return ""
-    if exp.dtype.kind not in "iuf" or act.dtype.kind not in "iuf":
-        return ""
-    a, e = act.astype(np.float64).ravel(), exp.astype(np.float64).ravel()
-    fin = np.isfinite(a) & np.isfinite(e)
-    a, e = a[fin], e[fin]
-    if a.size < 2:
-        return ""
-    scale = max(float(np.abs(e).max()), float(np.abs(a).max()), 1e-300)
-    denom = float(e @ e)
-    if denom > 0:
-        c = float(a @ e) / denom
-        resid = np.linalg.norm(a - c * e) / max(np.linalg.norm(a), 1e-300)
-        if resid < 1e-6 and abs(c - 1) > 1e-3:
-            if abs(c + 1) < 1e-6:
-                return "Every value of yours is the expected one with the opposite sign."
-            if abs(c) < 1e-12:
-                return ""
-            return f"Every value of yours is {c:.4g} times the expected one."
-    d = a - e
-    if float(np.ptp(d)) <= 1e-9 * scale and abs(float(d.mean())) > 1e-9 * scale:
-        off = float(d.mean())
-        return (f"Every value of yours is the expected one {'plus' if off > 0 else 'minus'} "
-                f"{fmt(abs(off))}.")
-    if square:
-        tol = dict(rtol=cmp.rtol or 0, atol=cmp.atol or 0)
-        same_t = np.allclose(act, exp.T, equal_nan=True, **tol) if exp.dtype.kind == "f" \
-            else bool((act == exp.T).all())
-        if same_t:
-            return "Your result is the transpose of the expected one."
-    # a permutation only where the values tell one: with few distinct values (a 0/1 matrix)
-    # equal sorted lists say no more than equal counts
-    distinct = np.unique(e).size
-    if fin.all() and distinct >= 3 and 2 * distinct >= e.size and \
-            np.allclose(np.sort(a), np.sort(e), rtol=cmp.rtol or 0, atol=cmp.atol or 0):
-        return "Your result holds the expected values, in another order."
-    return ""
-
-
-def _observe(bad: np.ndarray, act: np.ndarray, exp: np.ndarray,
-             regions: list[tuple[str, str, np.ndarray]]) -> str:
-    """Where the wrong values lie and which way they are off, in sentences."""
-    n = int(bad.sum())
-    place = _place(bad) if n > 1 else ""
-    found = _regions_holding(bad, regions)
-    direction = _direction(bad, act, exp)
-    first = ""
-    if found:
-        where, _, exact = found[0]
-        first = (f"The wrong values are exactly those {where}" if exact and n > 1 else
-                 f"All {n} wrong values are {where}" if n > 1 else
-                 f"The only wrong value is {where}")
-        if place:
-            first += f" ({place})"
-    elif place:
-        first = f"All {n} wrong values are {place}"
-    if direction:
-        first = (f"{first}, and yours is {direction} at each of them" if first and n > 1 else
-                 f"{first}, and yours is {direction} there" if first else
-                 f"Yours is {direction} at every one of the {n} wrong values" if n > 1 else "")
-    sentences = [first + "."] if first else []
-    if len(found) > 1:
-        sentences.append(f"{'They are' if n > 1 else 'It is'} also {found[1][0]}.")
-    sentences += [means for _, means, _ in found[:2] if means]
-    sums = _row_sums(act, exp)
-    if sums:
-        sentences.append(sums)
-    return " ".join(sentences)
-
-
-def _regions_holding(bad: np.ndarray, regions: list[tuple[str, str, np.ndarray]]
-                     ) -> list[tuple[str, str, bool]]:
-    """The exercise's regions that hold every wrong value, smallest first, leaving out one
-    that covers the whole result (it says nothing) or holds a smaller region of the list
-    (the smaller says more): ``(where, means, exactly those values)``."""
-    holding = sorted((r for r in regions if r[2].shape == bad.shape and r[2].any()
-                      and not r[2].all() and not (bad & ~r[2]).any()),
-                     key=lambda r: int(r[2].sum()))
-    kept: list[tuple[str, str, np.ndarray]] = []
-    for r in holding:
-        if not any(not (k[2] & ~r[2]).any() and (r[2] & ~k[2]).any() for k in kept):
-            kept.append(r)
-    return [(where, means, bool((bad == mask).all())) for where, means, mask in kept]
-
-
-def _direction(bad: np.ndarray, act: np.ndarray, exp: np.ndarray) -> str:
-    """Which way every wrong value is off, when they all are off the same way."""
-    a, e = act[bad], exp[bad]
-    if exp.dtype.kind == "b" and act.dtype.kind == "b":
-        return "False" if not a.any() else "True" if a.all() else ""
-    if exp.dtype.kind in "iuf" and act.dtype.kind in "iuf":
-        with np.errstate(invalid="ignore"):
-            if bool((a > e).all()):
-                return "larger than the expected value"
-            if bool((a < e).all()):
-                return "smaller than the expected value"
-    return ""
-
-
-def _row_sums(act: np.ndarray, exp: np.ndarray) -> str:
-    """Every row of the learner's 2-D result having one sum (not the expected rows' common
-    sum), or different sums where the expected rows share one."""
-    if act.ndim != 2 or min(act.shape) < 2 or exp.dtype.kind not in "iuf" or \
-            act.dtype.kind not in "iuf":
-        return ""
-    sa, se = act.astype(np.float64).sum(axis=1), exp.astype(np.float64).sum(axis=1)
-    if not (np.isfinite(sa).all() and np.isfinite(se).all()):
-        return ""
-    tol_a = 1e-9 * max(1.0, float(np.abs(sa).max()))
-    tol_e = 1e-9 * max(1.0, float(np.abs(se).max()))
-    a_one, e_one = float(np.ptp(sa)) <= tol_a, float(np.ptp(se)) <= tol_e
-    if a_one and not (e_one and abs(float(sa[0] - se[0])) <= max(tol_a, tol_e)):
-        return f"Every row of yours sums to {fmt(float(sa.mean()))}."
-    if e_one and not a_one:
-        return (f"Your rows have different sums (from {fmt(float(sa.min()))} to "
-                f"{fmt(float(sa.max()))}), where the expected rows all have the same sum.")
-    return ""
-
-
-MAX_LINES = 3  # a place is named by at most this many rows, columns or indices (or a range)
-
-
-def _listed(idx: np.ndarray) -> str:
-    idx = [int(i) for i in idx]
-    if len(idx) >= 3 and idx == list(range(idx[0], idx[-1] + 1)):
-        return f"{idx[0]} to {idx[-1]}"
-    if len(idx) <= 1:
-        return "".join(map(str, idx))
-    return ", ".join(map(str, idx[:-1])) + f" and {idx[-1]}"
-
-
-def _lines(name: str, idx: np.ndarray, named: bool = True) -> str:
-    """"rows 0 and 8"; unnamed (no index: a kind hint shown at every feedback level),
-    "2 rows"."""
-    plural = {"row": "rows", "column": "columns", "index": "indices"}[name]
-    if not named:
-        return f"one {name}" if len(idx) == 1 else f"{len(idx)} {plural}"
-    return f"{name if len(idx) == 1 else plural} {_listed(idx)}"
-
-
-def _few(idx: np.ndarray, length: int) -> bool:
-    """Whether ``idx`` (sorted, some of ``range(length)``) names a place: a few indices, or
-    one run of at most half the axis."""
-    if not 0 < len(idx) < length:
-        return False
-    run = len(idx) >= 3 and int(idx[-1] - idx[0]) == len(idx) - 1
-    return len(idx) <= MAX_LINES or (run and 2 * len(idx) <= length)
-
-
-def _place(mask: np.ndarray, named: bool = True) -> str:
-    """Where the True values of ``mask`` lie when a few lines of the array hold them all
-    ("in column 0", "in rows 0 and 8", "in row 0 and column 0", "at indices 2 to 4", "on the
-    border of the array"); "" when they do not. ``named=False`` names no index ("in one
-    column", "in 2 rows")."""
-    if mask.ndim == 0 or mask.size <= 4 or mask.all() or not mask.any():
-        return ""
-    if mask.ndim == 1:
-        idx = np.flatnonzero(mask)
-        return "at " + _lines("index", idx, named) if _few(idx, mask.size) else ""
-    if mask.ndim == 2:
-        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-        found = [(len(idx), f"in {_lines(name, idx, named)}") for name, idx, n in
-                 (("row", rows, mask.shape[0]), ("column", cols, mask.shape[1]))
-                 if _few(idx, n)]
-        if found:
-            return min(found)[1]
-        R, C = np.flatnonzero(mask.sum(axis=1) >= 2), np.flatnonzero(mask.sum(axis=0) >= 2)
-        if 0 < len(R) <= 2 and 0 < len(C) <= 2:
-            cover = np.zeros_like(mask)
-            cover[R, :] = True
-            cover[:, C] = True
-            if not (mask & ~cover).any() and not cover.all():
-                return f"in {_lines('row', R, named)} and {_lines('column', C, named)}"
-    else:
-        found = []
-        for ax in range(mask.ndim):
-            others = tuple(a for a in range(mask.ndim) if a != ax)
-            idx = np.flatnonzero(mask.any(axis=others))
-            if 0 < len(idx) < mask.shape[ax] and len(idx) <= 2:
-                found.append((len(idx), f"at {_lines('index', idx, named)} of axis {ax}"))
-        if found:
-            return min(found)[1]
-    edge = np.zeros_like(mask)
-    for ax in range(mask.ndim):
-        if mask.shape[ax] > 2:
-            idx = [slice(None)] * mask.ndim
-            idx[ax] = 0
-            edge[tuple(idx)] = True
-            idx[ax] = -1
-            edge[tuple(idx)] = True
-    if edge.any() and not edge.all() and not (mask & ~edge).any():
-        return "on the border of the array (the first or the last index of an axis)"
-    return ""
+    seen = observations.relation(cmp, act, exp) or \
+        observations.observe(bad, act, exp, cmp.regions)
+    return ("values", seen) if seen else None
 
 
 _BY_COMPARISON: dict[str, Any] = {
     "shape": _shape, "dtype": _dtype, "nan": _nan, "inf": _inf, "tolerance": _tolerance,
     "values": _values,
-    "type": lambda cmp, s: ("type", "Return a number or a numpy array (a list of numbers also "
-                                    "works); other objects cannot be compared."),
-    "none": lambda cmp, s: ("none", "Your function returned None: is a return statement "
-                                    "missing, or does a branch end without one?"),
+    "type": lambda cmp, s: ("type", text("kind.type")),
+    "none": lambda cmp, s: ("none", text("kind.none")),
 }
 
 
@@ -637,51 +373,8 @@ class ExceptionAdvice:
             self.says is None or re.search(self.says, message, re.IGNORECASE) is not None)
 
 
-_SHAPES = ("Two shapes do not fit together inside your function (the message shows them): "
-           "print the shapes of that line's operands on a small input.")
-_MEMORY = ("An intermediate array too large for memory: avoid building all pairs or a dense "
-           "(n, n, n) array when a matrix product does the same.")
-RAISED: tuple[ExceptionAdvice, ...] = (
-    ExceptionAdvice(("ValueError",), r"truth value of an array",
-                    "`and`, `or`, `not` or `if` met an array of several values: combine masks "
-                    "with &, | and ~ (in parentheses), and test them with .any() or .all()."),
-    ExceptionAdvice(("ValueError", "RuntimeError"),
-                    r"could not be broadcast|cannot reshape|not aligned|shape mismatch|"
-                    r"size of tensor|must match the size|mat1 and mat2 shapes|shapes? .* "
-                    r"(do not|don't|cannot) |incompatible (shape|dimension)", _SHAPES),
-    ExceptionAdvice(("IndexError",), r"out of (bounds|range)",
-                    "An index ran past the end of an axis (the message says which index and "
-                    "axis): check the loop bounds, slices and computed indices that reach it."),
-    ExceptionAdvice(("ZeroDivisionError",), None,
-                    "A division by zero: which denominator can be zero for these inputs?"),
-    ExceptionAdvice(("FloatingPointError",), r"divide",
-                    "A division by zero: which denominator can be zero for these inputs?"),
-    ExceptionAdvice(("TypeError", "AttributeError"), r"'list' object|type\(s\).*'list'",
-                    "A list arrived where your code expects an array: convert the inputs with "
-                    "np.asarray first."),
-    ExceptionAdvice(("TypeError",), r"unexpected keyword argument|required positional "
-                    r"argument|positional arguments? but",
-                    "The function was called as the contract's signature says, and yours takes "
-                    "other arguments: compare your def line with the contract's."),
-    ExceptionAdvice(("AttributeError",), r"'numpy\.ndarray' object has no attribute",
-                    "A numpy array has no such attribute: a torch method (.size(), .dim(), "
-                    ".view()) on a numpy array? numpy has .shape, .ndim and reshape."),
-    ExceptionAdvice(("NameError", "UnboundLocalError"), None,
-                    "A name your code uses has no value there: a typo, a variable used before "
-                    "it is assigned, or an import left out."),
-    ExceptionAdvice(("MemoryError",), None, _MEMORY),
-    ExceptionAdvice(("RuntimeError", "OutOfMemoryError"), r"out of memory", _MEMORY),
-    ExceptionAdvice(("LinAlgError",), r"singular",
-                    "A singular matrix: solve least squares with np.linalg.lstsq (or the "
-                    "pseudo-inverse) instead of inverting X^T X."),
-    ExceptionAdvice(("RecursionError",), None,
-                    "Your recursion never reaches its base case: prefer a loop or a vector "
-                    "formula."),
-    ExceptionAdvice(("RuntimeError",), r"expected all tensors to be on the same device|"
-                    r"on (a )?different device|device mismatch",
-                    "Tensors on different devices: create new tensors on the input's device "
-                    "(device=x.device)."),
-)
+RAISED: tuple[ExceptionAdvice, ...] = tuple(
+    ExceptionAdvice(tuple(r["classes"]), r.get("says"), r["text"]) for r in _TABLE["raised"])
 
 
 def _raised(exc_type: str, message: str) -> str:
@@ -690,13 +383,64 @@ def _raised(exc_type: str, message: str) -> str:
     for advice in RAISED:
         if advice.holds(base, message):
             return advice.text
-    return (f"Your function raised {base} where it should return a result: the traceback "
-            f"points at the line.")
+    return text("kind.raised", exc=base)
 
 
 def _large_text(what: str, sizes: SizeContext) -> str:
-    return (f"Right on the {sizes.smaller_passed} smaller tests (up to {sizes.smaller_max:,} "
-            f"values), but this one ({sizes.size:,} values) {what}. Look for what changes with "
-            f"size: a Python loop that grows faster than the input, float32 sums over many "
-            f"terms, integer overflow, a size hard-coded from the examples, or a slice that "
-            f"stops early.")
+    return text("kind.large", passed=sizes.smaller_passed, smaller_max=f"{sizes.smaller_max:,}",
+                size=f"{sizes.size:,}", what=what)
+
+
+# -- what one submission already said --------------------------------------------------------------
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _gist(said: str) -> str:
+    return _NUMBER.sub("#", said)
+
+
+def localised(tests: list[tuple[str, bool, frozenset[str]]]) -> set[str]:
+    """Of ``tests`` (name, failed, the learner functions it checked), the failed ones that no
+    other failed test shares a function with (a test that checked none is not localised)."""
+    failed = [(name, funcs) for name, bad, funcs in tests if bad]
+    return {name for name, funcs in failed if funcs and not any(
+        other != name and funcs & theirs for other, theirs in failed)}
+
+
+class Paragraphs:
+    """The paragraphs already said in one submission, per exercise: a test's own hint is
+    shown once per exercise, and only where its failure is ``localised`` (else the first such
+    test points to ``grade hint SLUG`` instead); a kind hint said before becomes a pointer to
+    the test that said it. Faults shared by the tests they stop are grouped by the writers
+    (``report/summary.shared_causes``) and left alone here."""
+
+    def __init__(self) -> None:
+        self._hinted: set[str] = set()
+        self._said: dict[tuple[str, str], str] = {}
+
+    def once(self, slug: str, result: TestResult, *, localised: bool = True,
+             functions: frozenset[str] = frozenset()) -> TestResult:
+        """``result`` with what its exercise already said taken out (changed in place);
+        ``localised``: whether the evidence localises its failure to this test (``localised``),
+        else its hint gives way to the pointer, once per exercise; ``functions``: the learner
+        functions it checked (named in the pointer)."""
+        if result.passed or result.fault is not None:
+            return result
+        if result.hint and not localised:
+            result.hint = "" if slug in self._hinted else text(
+                "evidence.pointer",
+                funcs=" and ".join(f"`{f}`" for f in sorted(functions)) or "this exercise",
+                slug=slug)
+            self._hinted.add(slug)
+        elif result.hint:
+            if slug in self._hinted:
+                result.hint = ""
+            else:
+                self._hinted.add(slug)
+        if result.kind_hint:
+            key = (slug, _gist(result.kind_hint))
+            first = self._said.setdefault(key, result.name)
+            if first != result.name:
+                result.kind_hint = text("evidence.repeated", first=first)
+        return result

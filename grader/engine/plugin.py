@@ -23,10 +23,9 @@ from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
 from grader.suite import DEFAULT_TIMEOUT_S, GradeFailure, SourceRule, mistakes_in
 
-from . import confirm, evidence, feedback, paragraphs, rules, verdict
+from . import confirm, evidence, feedback, hints, rules, verdict
 from .check import Check, built, mistake_output
 from .observer import Observer
-from .paragraphs import Paragraphs
 from .results import TestResult
 
 _REFERENCES: dict[str, ModuleType] = {}
@@ -90,7 +89,7 @@ class GradingPlugin:
         ``timeouts`` its calls that timed out (``MAX_TIMEOUTS`` counts over both rounds)."""
         self.worker, self._device, self.submitted = worker, device, submitted
         self.observer = observer
-        self.paragraphs = Paragraphs()
+        self.paragraphs = hints.Paragraphs()
         self.on_result = on_result
         self.feedback_level, self.call_timeout_s = feedback_level, call_timeout_s
         self.results: dict[str, list[TestResult]] = {}
@@ -367,7 +366,7 @@ class GradingPlugin:
             public = {c.name for c in earlier.counted}
             self.unconfirmed_public[slug] = {n: why for n, why in unconfirmed.items()
                                              if n in public}
-        alone = paragraphs.localised([
+        alone = hints.localised([
             (p.item.name, p.excinfo is not None,
              frozenset(p.check.functions) if p.check is not None else frozenset())
             for p in pending])
@@ -404,7 +403,7 @@ class GradingPlugin:
                  localised: bool = True) -> TestResult:
         """The result of test ``p``; ``unconfirmed``: why its points are not counted
         (``confirm.py``), where it passed; ``localised``: whether its failure is localised to
-        it (``paragraphs.localised``: else its own hint is not shown)."""
+        it (``hints.localised``: else its own hint is not shown)."""
         result = verdict.decide(p.item, excinfo, p.duration, self._logs.get(p.item.nodeid),
                                 p.check)
         if unconfirmed is not None and result.passed:

@@ -239,22 +239,21 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
             result.mistake = exc.mistake.name
             result.mistake_message = exc.mistake.message
             if exc.agreed > 1 and result.message.endswith(". " + exc.mistake.message):
-                said = " " + hints.AGREED.format(n=exc.agreed, func=exc.mistake.func)
+                said = " " + hints.agreed(exc.agreed, exc.mistake.func)
                 result.mistake_message += said
                 result.message += said
         result.kind, result.kind_hint = hints.classify(
             status="failed", kind=exc.kind, comparison=cmp, expected_exc=exc.exc_type,
             mistake=exc.mistake is not None, sizes=sizes)
         if exc.fix_first is not None:  # the cause may lie in a function it calls
-            result.kind_hint = hints.FIX_FIRST.format(func=exc.fix_first[0],
-                                                      first=exc.fix_first[1])
+            result.kind_hint = hints.fix_first(*exc.fix_first)
     elif isinstance(exc, faults.LearnerFault):
         result.status, result.message = TestStatus(exc.status), exc.message
         result.traceback = list(exc.traceback)
         if isinstance(exc, faults.NotRun):
-            result.kind, result.kind_hint = "not_run", hints.NOT_RUN
+            result.kind, result.kind_hint = hints.of_fault("not_run")
         if isinstance(exc, faults.ArgumentsModified):
-            result.kind, result.kind_hint = "modified", hints.MODIFIED
+            result.kind, result.kind_hint = hints.of_fault("modified")
         if isinstance(exc, faults.BadReturn):
             base = "type"
             result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
@@ -271,7 +270,6 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
         kinds = hints.failure_kinds(base, result.kind, large=sizes.large_only)
         if result.kind is None:  # no kind hint: still say what kind of failure it is
             result.kind = next(iter(kinds - {"large"}), None)
-        if hint_for & kinds:
-            result.hint = hint
+        result.hint = hints.own(hint, hint_for, kinds)
     _remember(item, check, False, result.kind)
     return result
