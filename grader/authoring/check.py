@@ -9,6 +9,7 @@ references and stubs in one grading session.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -406,14 +407,54 @@ def mistake_has_variant(entry: dict) -> Iterator[Problem]:
                   "name one of the suite's @mistake functions", "mistake-has-variant")
 
 
+_TODO_FIX = {
+    "statement": "write your exercise's statement over the example",
+    "stub": "write your exercise's signatures and contracts over the example (bodies `raise "
+            "NotImplementedError`)",
+    "reference": "write your exercise's reference over the example",
+    "variants": "declare your exercise's planted mistakes and wrong files over the example",
+    "suite": "write your exercise's known mistakes, probes and tests over the example",
+    "index entry": "write the entry's summary, hints, points (the suite's sum) and tolerances "
+                   "over the example",
+}
+_TABLE = re.compile(r"^\[\[?[A-Za-z_]")  # a TOML table's header: [[exercise]], [name]
+
+
+def _entry_lines(slug: str) -> list[tuple[int, str]]:
+    """The numbered lines of ``slug``'s entry in the index: from its ``[[exercise]]`` header
+    to the next table header (comments included; none when the slug is not found)."""
+    lines = catalog.INDEX.read_text().splitlines()
+    at = next((n for n, line in enumerate(lines) if line.strip() == f'slug = "{slug}"'), None)
+    if at is None:
+        return []
+    start = at
+    while start > 0 and not _TABLE.match(lines[start]):
+        start -= 1
+    end = at + 1
+    while end < len(lines) and not _TABLE.match(lines[end]):
+        end += 1
+    return list(enumerate(lines[start:end], start + 1))
+
+
 def nothing_left_to_write(entry: dict) -> Iterator[Problem]:
-    for path in _files(entry).values():
+    """Every ``TODO(pack new)`` marker in the exercise's files, its working copy
+    (``exercises/SLUG.py``) and its index entry: one problem per marker line."""
+    slug = entry["slug"]
+    places: list[tuple[Path, str, list[tuple[int, str]]]] = []
+    for kind, path in (*_files(entry).items(), ("working copy", catalog.get(slug).working_copy)):
         if path.is_file():
-            for n, line in enumerate(path.read_text().splitlines(), 1):
-                if TODO in line:
-                    yield Problem(entry["slug"], path, n, line.split(TODO, 1)[1].strip(" :")
-                                  or "left to write", "write it and remove the marker",
-                                  "nothing-left")
+            places.append((path, kind, list(enumerate(path.read_text().splitlines(), 1))))
+    places.append((catalog.INDEX, "index entry", _entry_lines(slug)))
+    for path, kind, lines in places:
+        for n, line in lines:
+            if TODO not in line:
+                continue
+            said = line.split(TODO, 1)[1].strip(" :") or "left to write"
+            fix = _TODO_FIX.get(kind) or (
+                f"once the stub is written, run `grade reset {slug}`: the working copy becomes "
+                "the stub (the file it replaces is kept in .grade/backups/)")
+            yield Problem(slug, path, n, f"{TODO} in the {kind}: {said}", fix,
+                          "nothing-left")
 
 
 RULES = (
@@ -437,7 +478,8 @@ RULES = (
          edits_apply),
     Rule("mistake-has-variant", "every suite mistake is planted by a declared variant",
          mistake_has_variant),
-    Rule("nothing-left", f"no '{TODO}' marker left", nothing_left_to_write),
+    Rule("nothing-left", f"no '{TODO}' marker left in the exercise's files, its working "
+         "copy or its index entry", nothing_left_to_write),
 )
 
 

@@ -2,8 +2,12 @@
 exercise order, so that ``grade pack check SLUG`` runs at once and lists what is left to
 write (the ``TODO(pack new)`` markers).
 
-The scaffold is a complete, tiny exercise (scale a vector by a factor), so that the engine
-grades it from the first minute; the author replaces each marked part by the real one.
+The scaffold is a complete, small exercise, a sliding-window sum (``SLUG(x, k)``: the sum of
+each window of ``k`` consecutive values of ``x``) with its statement, stub, reference, suite,
+known mistakes and wrong files, so that the engine grades it from the first minute. Each file
+(the learner's working copy, a copy of the stub, included) and the index entry carry one marker
+line (``TODO(pack new): ...``, a comment in code and TOML): ``grade pack check`` reports each,
+saying what to write there, until the line is deleted.
 """
 
 from __future__ import annotations
@@ -15,132 +19,169 @@ from grader import catalog
 
 from .check import TODO
 
-STATEMENT = f"""# {{title}}
+STATEMENT = """# {title}
 
-{TODO}: the idea in a paragraph, with the seed's figures.
+{todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
+
+A 1-D convolution with a kernel of ones is a moving sum: each output is the sum of a window of
+`k` consecutive inputs, and the window slides by one value at a time. Counting the windows
+right is the whole difficulty: an array of `n` values has `n - k + 1` of them, the last one
+ending at the array's last value.
 
 ## What to write
 
-`{{slug}}(x, factor)` returns `x * factor` as a float array of `x`'s shape.
-{TODO}: the real contract (shapes, dtypes, conventions).
+`{slug}(x, k)` returns the sums of every window of `k` consecutive values of `x`:
+
+- `x`: a 1-D float array of length `n >= 1`; `k`: an int with `1 <= k <= n`;
+- the result: a float array of length `n - k + 1` whose entry `i` is
+  `x[i] + x[i + 1] + ... + x[i + k - 1]`.
+
+For `x = [1, 2, 3, 4]` and `k = 2` it is `[3, 5, 7]`.
 
 ## The interview question
 
-{TODO}: the question this exercise prepares for, in one sentence.
+How many outputs does a "valid" convolution of `n` values with a kernel of length `k` have,
+and why is a convolution with a kernel of ones a moving sum?
 """
 
-STUB = f'''"""{{title}}."""
+STUB = '''"""{title}."""
 
 import numpy as np
 
 
-def {{slug}}(x: np.ndarray, factor: float) -> np.ndarray:
-    """``x * factor``: a float array of ``x``'s shape. {TODO}: the real contract."""
+def {slug}(x: np.ndarray, k: int) -> np.ndarray:
+    """The sums of every window of ``k`` consecutive values of ``x``.
+
+    ``x`` is a 1-D float array of length ``n >= 1`` and ``k`` an int with ``1 <= k <= n``;
+    the result is a float array of length ``n - k + 1`` whose entry ``i`` is
+    ``x[i] + x[i + 1] + ... + x[i + k - 1]``.
+    """
+    # {todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
     raise NotImplementedError
 '''
 
-REFERENCE = f'''"""Reference solution of {{slug}}."""
+REFERENCE = '''"""Reference solution of {slug}."""
 
 import numpy as np
 
 
-def {{slug}}(x: np.ndarray, factor: float) -> np.ndarray:
-    """``x * factor``: a float array of ``x``'s shape."""
-    return np.asarray(x, dtype=float) * factor  # {TODO}: the real reference
+def {slug}(x: np.ndarray, k: int) -> np.ndarray:
+    """The sums of every window of ``k`` consecutive values of ``x`` (``len(x) - k + 1``)."""
+    # {todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
+    x = np.asarray(x, dtype=float)
+    windows = np.lib.stride_tricks.sliding_window_view(x, k)
+    return windows.sum(axis=1)
 '''
 
-SUITE = f'''"""Hidden suite of {{slug}}."""
+SUITE = '''"""Hidden suite of {slug}."""
 
 import numpy as np
 
-from grader.suite import graded, mistake, probes
+from grader.suite import graded, mistake, probes, reference
 
-F = "{{slug}}"
-
-
-@mistake(F, "forgot_the_factor", "Your output equals the input: multiply by factor.")
-def _forgot(x, factor):
-    return np.asarray(x, dtype=float)
+F = "{slug}"
+# {todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
 
 
-@mistake(F, "divided", "Your output is the input divided by factor: multiply instead.")
-def _divided(x, factor):
-    return np.asarray(x, dtype=float) / factor
+@mistake(F, "window_mean", "Your output is each window's mean: sum its k values, do not "
+         "divide by k.")
+def _window_mean(x, k):
+    return reference(F).{slug}(x, k) / k
+
+
+@mistake(F, "last_window_missing", "Your output stops one window early: the last window ends "
+         "at x[-1], so there are len(x) - k + 1 windows.")
+def _last_window_missing(x, k):
+    return reference(F).{slug}(x, k)[:-1]
 
 
 # inputs that tell each mistake apart from the reference, from the other and from slips
-PROBES = probes(F, (np.array([3.0, -0.5, 2.0]), -4.0), (np.array([[1.5, 2.0]]), 3.0))
+PROBES = probes(F, (np.array([3.0, -0.5, 2.0, 1.25, -4.0]), 3),
+                (np.array([1.5, 2.0, -1.0, 0.5, 4.0, -2.5]), 4))
 
 
-@graded(1, "Every entry is scaled by the same factor.", hint_for=("values",),
-        visibility="public")
+@graded(1, "Window i holds x[i], ..., x[i + k - 1]: there are len(x) - k + 1 windows.",
+        hint_for=("values", "shape"), visibility="public")
 def test_small(check):
-    """A 3-vector scaled by 2.5."""  # {TODO}: real tests, with real inputs
-    check.call(F, np.array([1.0, -2.0, 4.0]), 2.5)
+    """Windows of 2 over four values."""
+    check.call(F, np.array([1.0, 2.0, 3.0, 4.0]), 2)
 
 
-@graded(1, "The shape stays the input's.", hint_for=("values", "shape"))
-def test_matrix(check):
-    """A 4x3 matrix scaled by -0.5."""
-    check.call(F, np.arange(12.0).reshape(4, 3), -0.5)
+@graded(1, "Sum each window's k values, as floats.", hint_for=("values", "shape"))
+def test_random(check):
+    """Windows of 3 over seven random values."""
+    check.call(F, np.random.default_rng(0).normal(size=7), 3)
+
+
+@graded(1, "When k is len(x) there is one window: the whole array.", hint_for=("values", "shape"))
+def test_one_window(check):
+    """One window: k is the array's length."""
+    check.call(F, np.random.default_rng(1).normal(size=5), 5)
 '''
 
-VARIANTS = f"""# Edits of solutions/{{slug}}.py (format: grader/authoring/variants.py).
-# {TODO}: the real ones. Each known mistake of the suite is planted by a [[mistake]]
-# whose tests must name it; each [[variant]] is a wrong file a learner is likely to write
-# that no mistake catalogues: its feedback must name no cause.
+VARIANTS = """# Edits of solutions/{slug}.py (format: grader/authoring/variants.py).
+# {todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
+# Each known mistake of the suite is planted by a [[mistake]] whose tests must name it; each
+# [[variant]] is a wrong file a learner is likely to write that no mistake catalogues: its
+# feedback must name no cause.
 
 [[mistake]]
-edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float)"]]
-named = {{{{ small = "forgot_the_factor" }}}}
+edits = [["windows.sum(axis=1)", "windows.mean(axis=1)"]]
+named = {{ small = "window_mean", random = "window_mean", one_window = "window_mean" }}
 
 [[mistake]]
-edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) / factor"]]
-named = {{{{ small = "divided" }}}}
+edits = [["return windows.sum(axis=1)", "return windows.sum(axis=1)[:-1]"]]
+named = {{ small = "last_window_missing", random = "last_window_missing" }}
 
 [[variant]]
-name = "factor_added"
-edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) + factor"]]
-fails = {{{{ small = "values" }}}}
+name = "window_one_too_wide"
+edits = [["sliding_window_view(x, k)", "sliding_window_view(x, k + 1)"]]
+fails = {{ small = "shape", random = "shape" }}
 
 [[variant]]
-name = "factor_squared"
-edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) * factor ** 2"]]
-fails = {{{{ small = "values", matrix = "values" }}}}
+name = "first_value_left_out"
+edits = [["windows.sum(axis=1)", "windows[:, 1:].sum(axis=1)"]]
+fails = {{ small = "values", random = "values", one_window = "values" }}
 
 [[variant]]
-name = "flattened"
-edits = [["np.asarray(x, dtype=float) * factor", "np.ravel(x) * factor"]]
-fails = {{{{ matrix = "shape" }}}}
+name = "running_sum_from_the_start"
+edits = [["windows.sum(axis=1)", "np.cumsum(x)[k - 1:]"]]
+fails = {{ small = "values", random = "values" }}
 
 [[variant]]
-name = "rounded_down"
-edits = [["np.asarray(x, dtype=float) * factor", "np.floor(np.asarray(x, dtype=float) * factor)"]]
-fails = {{{{ small = "values" }}}}
+name = "whole_array_summed"
+edits = [["windows.sum(axis=1)", "np.full(len(windows), x.sum())"]]
+fails = {{ small = "values", random = "values" }}
 
 [[variant]]
-name = "sign_of_factor_dropped"
-edits = [["np.asarray(x, dtype=float) * factor", "np.asarray(x, dtype=float) * abs(factor)"]]
-fails = {{{{ matrix = "values" }}}}
+name = "largest_value_of_each_window"
+edits = [["windows.sum(axis=1)", "windows.max(axis=1)"]]
+fails = {{ small = "values", random = "values", one_window = "values" }}
 """
 
-ENTRY = f"""
+ENTRY = """
 [[exercise]]
-slug = "{{slug}}"
-title = "{{title}}"
+slug = "{slug}"
+title = "{title}"
+# {todo}: the scaffold's example (a sliding-window sum); delete this line once replaced
 difficulty = "easy"
 tags = ["numpy"]
-points = 2
+points = 3
 rtol = 1e-7
 atol = 1e-10
-functions = ["{{slug}}"]
-summary = "{TODO}: one line on what the learner computes and why it matters."
+functions = ["{slug}"]
+summary = "Sums over a sliding window: the 1-D convolution with a kernel of ones."
 hints = [
-  "{TODO}: the idea.",
-  "{TODO}: the next step.",
-  "{TODO}: the last step, almost the answer.",
+{hints}
 ]
 """
+HINTS = (
+    "Window i holds x[i], ..., x[i + k - 1]; the last one ends at x[-1], so there are "
+    "len(x) - k + 1 windows.",
+    "A loop over i in range(len(x) - k + 1) is right; numpy gives every window at once: "
+    "np.lib.stride_tricks.sliding_window_view(x, k) is the (len(x) - k + 1, k) array of windows.",
+    "Sum that array of windows along its last axis (axis=1), as floats.",
+)
 
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -150,7 +191,8 @@ class ScaffoldError(ValueError):
 
 
 def new_exercise(slug: str, title: str | None = None) -> list[Path]:
-    """Write the files of exercise ``slug`` and append its index entry; return the files."""
+    """Write the files of exercise ``slug`` (statement, stub, working copy, reference,
+    variants, suite: none may exist yet) and append its index entry; return the files."""
     if not SLUG.match(slug):
         raise ScaffoldError(f"{slug!r} is not a valid exercise name: use lower case letters, "
                             "digits and underscores, starting with a letter")
@@ -158,7 +200,7 @@ def new_exercise(slug: str, title: str | None = None) -> list[Path]:
         raise ScaffoldError(f"the pack already has an exercise {slug!r}")
     title = title or slug.replace("_", " ").capitalize()
     ex = catalog.Exercise(slug=slug, title=title, difficulty="easy", tags=("numpy",),
-                          points=2, rtol=0, atol=0, hints=())
+                          points=3, rtol=0, atol=0, hints=())
     files = {ex.statement: STATEMENT, ex.stub: STUB, ex.working_copy: STUB,
              ex.solution: REFERENCE, ex.variants: VARIANTS, ex.suite: SUITE}
     taken = [p for p in files if p.exists()]
@@ -166,8 +208,9 @@ def new_exercise(slug: str, title: str | None = None) -> list[Path]:
         raise ScaffoldError(f"{taken[0]} exists already: remove it or choose another name")
     for path, template in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(template.format(slug=slug, title=title))
+        path.write_text(template.format(slug=slug, title=title, todo=TODO))
     with catalog.INDEX.open("a") as index:
-        index.write(ENTRY.format(slug=slug, title=title))
+        index.write(ENTRY.format(slug=slug, title=title, todo=TODO,
+                                 hints="\n".join(f'  "{hint}",' for hint in HINTS)))
     catalog.load.cache_clear()
     return list(files)

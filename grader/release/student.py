@@ -67,6 +67,10 @@ Hand in the `.ipynb` files: only their imports, functions, classes and constants
 """
 
 
+# a [tool.ruff] or [tool.ruff.*] table, to the next table or the end
+_RUFF_TABLE = re.compile(r"^\[tool\.ruff(\.[^\]]*)?\]\n(?:(?!\[)[^\n]*\n?)*", re.MULTILINE)
+
+
 def _index_entries(slugs: list[str], points: dict[str, float]) -> str:
     """The exercise index with only ``slugs``' entries (kept as they are written), each
     exercise's ``points`` those of the assignment where it sets them."""
@@ -142,6 +146,10 @@ def write_release(task: Assignment, out: Path, *, force: bool = False,
     (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
     for name in ("pyproject.toml", "setup.py", "dev"):
         shutil.copy2(catalog.PROJECT_DIR / name, out / name)
+    # without the project's lint settings: a release made inside the project (the README's
+    # `student/`) is then no ruff project of its own, and the project's `include` skips it
+    pyproject = out / "pyproject.toml"
+    pyproject.write_text(_RUFF_TABLE.sub("", pyproject.read_text()))
     if task.path is not None:
         shutil.copyfile(task.path, out / "assignment.toml")
     public = sum(e["public"] for e in info["exercises"].values())
