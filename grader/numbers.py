@@ -95,6 +95,13 @@ def percent(score: float, max_score: float, digits: int = 1) -> float:
     return round(100 * score / max_score, digits) if max_score else 0.0
 
 
+def share(value: float, digits: int = 0) -> float:
+    """``100 * value`` (a share in [0, 1]) rounded to ``digits``, but never up to 100 when
+    ``value`` is below 1: 100% means all of it."""
+    shown = round(100 * value, digits)
+    return 100 - 10 ** -digits if value < 1 and shown >= 100 else shown
+
+
 def level(score: float, max_score: float) -> str:
     """The colour band of a score's bar: ``""`` (>= 80%), ``"mid"`` (>= 40%), ``"low"``."""
     p = percent(score, max_score)

@@ -1,16 +1,28 @@
 """The similarity check: a planted copied pair (renamed variables, reordered functions) among
-independent solutions of grid_local_mask ranks first; the stub's text is never a match."""
+independent solutions of grid_local_mask ranks first; the stub's text is never a match.
+
+Issue 35 (6), similarity as documented, as tables: a fragment held by at least
+``common_limit(n)`` submissions is boilerplate; files that differ score below 100%; every line
+that differs is marked on the page; and the calibration of ``REPORT_MIN``: independent
+implementations of grid_local_mask and attention_rollout (written in different styles, some
+converging on the same steps) never pair in a small class, disguised copies (renamed
+variables, reordered statements or functions) do."""
 
 from __future__ import annotations
 
 import csv
+import itertools
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from conftest import edit_source
 
 from grader import catalog, similarity
@@ -196,6 +208,203 @@ def grid_local_mask(H_p, W_p, radius, n_prefix=1):
 '''
 
 
+CONVERGENT = {  # two more independent bodies, on the steps most learners take
+    "c_divmod": """
+    if radius < 0 or H_p < 1 or W_p < 1 or n_prefix < 0:
+        raise ValueError("invalid arguments")
+    T = n_prefix + H_p * W_p
+    mask = np.ones((T, T), dtype=bool)
+    rows = np.arange(H_p * W_p) // W_p
+    cols = np.arange(H_p * W_p) % W_p
+    dr = np.abs(rows[:, None] - rows[None, :])
+    dc = np.abs(cols[:, None] - cols[None, :])
+    mask[n_prefix:, n_prefix:] = (dr <= radius) & (dc <= radius)
+    return mask
+""",
+    "c_loops": """
+    if H_p < 1 or W_p < 1:
+        raise ValueError("H_p and W_p must be positive")
+    if radius < 0:
+        raise ValueError("radius must be non-negative")
+    if n_prefix < 0:
+        raise ValueError("n_prefix must be non-negative")
+    T = n_prefix + H_p * W_p
+    mask = np.ones((T, T), dtype=bool)
+    for i in range(H_p * W_p):
+        r1, c1 = i // W_p, i % W_p
+        for j in range(H_p * W_p):
+            r2, c2 = j // W_p, j % W_p
+            if max(abs(r1 - r2), abs(c1 - c2)) > radius:
+                mask[n_prefix + i, n_prefix + j] = False
+    return mask
+""",
+}
+
+REFERENCE = (catalog.SOLUTIONS_DIR / f"{SLUG}.py").read_text()
+
+REFERENCE_DISGUISED = '''"""grid_local_mask, my version."""
+
+import numpy as np
+
+
+def grid_local_mask(H_p, W_p, radius, n_prefix=1):
+    if radius < 0:
+        raise ValueError(f"radius cannot be negative ({radius})")
+    if H_p < 1 or W_p < 1:
+        raise ValueError(f"empty grid: {H_p}x{W_p}")
+    if n_prefix < 0:
+        raise ValueError(f"n_prefix cannot be negative ({n_prefix})")
+    ys, xs = np.arange(H_p), np.arange(W_p)
+    # neighbours along each axis
+    ok_x = np.abs(xs[:, None] - xs[None, :]) <= radius
+    ok_y = np.abs(ys[:, None] - ys[None, :]) <= radius
+    n_tokens = n_prefix + H_p * W_p
+    window = np.kron(ok_y, ok_x)
+    attend = np.ones((n_tokens, n_tokens), dtype=bool)
+    attend[n_prefix:, n_prefix:] = window
+    return attend
+'''
+
+R_SLUG = "attention_rollout"
+R_STUB = catalog.get(R_SLUG).stub.read_text()
+R_HEAD, _, _ = R_STUB.partition("    raise NotImplementedError")
+
+ROLLOUT = {  # five independent bodies of attention_rollout, each under the stub's docstring
+    "r_loop": """
+    layers = list(A_layers)
+    if len(layers) == 0:
+        raise ValueError("no layers")
+    if n_prefix < 1:
+        raise ValueError("need a class token")
+    T = n_prefix + H_p * W_p
+    R = np.eye(T)
+    for A in layers:
+        A = np.asarray(A, dtype=float)
+        if A.ndim == 2:
+            A = A[np.newaxis]
+        if A.shape[-1] != T or A.shape[-2] != T:
+            raise ValueError("wrong token count")
+        avg = A.mean(axis=0)
+        mixed = 0.5 * avg + 0.5 * np.eye(T)
+        mixed = mixed / mixed.sum(axis=1, keepdims=True)
+        R = mixed @ R
+    return R[0, n_prefix:].reshape(H_p, W_p)
+""",
+    "r_reduce": """
+    from functools import reduce
+    if n_prefix < 1 or not len(A_layers):
+        raise ValueError("rollout: bad n_prefix or empty layers")
+    size = n_prefix + H_p * W_p
+
+    def normalised(layer):
+        heads = np.atleast_3d(np.asarray(layer, float).T).T
+        if heads.shape[1:] != (size, size):
+            raise ValueError(f"layer of shape {heads.shape}, expected T={size}")
+        step = (heads.mean(0) + np.identity(size)) / 2
+        return step / step.sum(-1)[:, None]
+
+    steps = [normalised(layer) for layer in A_layers]
+    rollout = reduce(lambda acc, m: m @ acc, steps)
+    return np.array(rollout[0][n_prefix:]).reshape((H_p, W_p))
+""",
+    "r_einsum": """
+    count = n_prefix + H_p * W_p
+    if n_prefix <= 0:
+        raise ValueError(f"n_prefix={n_prefix}")
+    stack = [np.array(a, dtype=np.float64, ndmin=3) for a in A_layers]
+    if not stack:
+        raise ValueError("A_layers must not be empty")
+    result = None
+    for depth, heads in enumerate(stack):
+        if heads.shape[-2:] != (count, count):
+            raise ValueError(f"layer {depth}: {heads.shape}")
+        joint = np.einsum("hij->ij", heads) / heads.shape[0]
+        joint = joint * 0.5
+        joint[np.diag_indices(count)] += 0.5
+        joint /= joint.sum(axis=-1)[..., None]
+        result = joint if result is None else np.einsum("ij,jk->ik", joint, result)
+    return result[0, n_prefix:].reshape(H_p, W_p).astype(float)
+""",
+    "r_vector": """
+    if n_prefix < 1:
+        raise ValueError("n_prefix < 1")
+    maps = list(A_layers)
+    if not maps:
+        raise ValueError("empty")
+    n = n_prefix + H_p * W_p
+    # only the class token's row is needed: carry it backwards through the layers
+    row = np.zeros(n)
+    row[0] = 1.0
+    matrices = []
+    for m in maps:
+        m = np.asarray(m, dtype=float)
+        m = m.reshape((-1,) + m.shape[-2:])
+        if m.shape[1] != n or m.shape[2] != n:
+            raise ValueError("T mismatch")
+        hat = 0.5 * m.mean(axis=0) + 0.5 * np.eye(n)
+        matrices.append(hat / hat.sum(axis=1, keepdims=True))
+    for hat in reversed(matrices):
+        row = row @ hat
+    return row[n_prefix:].reshape(H_p, W_p)
+""",
+    "r_python": """
+    if n_prefix < 1:
+        raise ValueError("a class token is required")
+    if len(A_layers) < 1:
+        raise ValueError("at least one layer is required")
+    tokens = n_prefix + H_p * W_p
+    total = np.identity(tokens)
+    for k in range(len(A_layers)):
+        layer = np.asarray(A_layers[k], dtype=float)
+        heads = [layer] if layer.ndim == 2 else [layer[h] for h in range(layer.shape[0])]
+        if any(h.shape != (tokens, tokens) for h in heads):
+            raise ValueError("layer %d does not have %d tokens" % (k, tokens))
+        mean = sum(heads) / len(heads)
+        aug = (mean + np.identity(tokens)) * 0.5
+        for i in range(tokens):
+            aug[i] = aug[i] / aug[i].sum()
+        total = np.dot(aug, total)
+    cls = total[0]
+    return np.asarray(cls[n_prefix:], dtype=float).reshape(H_p, W_p)
+""",
+}
+
+ROLLOUT_REFERENCE_DISGUISED = '''"""attention rollout"""
+
+import numpy as np
+
+
+def attention_rollout(A_layers, n_prefix, H_p, W_p):
+    maps = list(A_layers)
+    if n_prefix < 1:
+        raise ValueError(f"n_prefix must be >= 1 (class token), got {n_prefix}")
+    if not maps:
+        raise ValueError("no attention maps were given")
+    n_tok = n_prefix + H_p * W_p
+    roll = np.eye(n_tok)
+    for k, att in enumerate(maps):
+        att = np.asarray(att, dtype=np.float64)
+        if att.ndim == 2:
+            att = att[None]
+        if att.ndim != 3 or att.shape[1:] != (n_tok, n_tok):
+            raise ValueError(f"map {k}: shape {att.shape}, want (heads, {n_tok}, {n_tok})")
+        step = 0.5 * att.mean(axis=0) + 0.5 * np.eye(n_tok)
+        step /= step.sum(axis=-1, keepdims=True)
+        roll = step @ roll
+    return roll[0, n_prefix:].reshape(H_p, W_p)
+'''
+
+
+def independent(exercise: str) -> tuple[dict[str, str], str]:
+    """Every independent implementation of ``exercise`` (id -> source), and its stub."""
+    if exercise == SLUG:
+        bodies = {**INDEPENDENT, **CONVERGENT}
+        sources = {sid: HEAD.rstrip() + "\n" + body.lstrip("\n") for sid, body in bodies.items()}
+        return {**sources, "reference": REFERENCE, "original": ORIGINAL}, STUB
+    sources = {sid: R_HEAD.rstrip() + "\n" + body.lstrip("\n") for sid, body in ROLLOUT.items()}
+    return {**sources, "reference": (catalog.SOLUTIONS_DIR / f"{R_SLUG}.py").read_text()}, R_STUB
+
+
 def make_sources() -> dict[str, str]:
     """Eight independent solutions, the planted pair, two untouched stubs."""
     sources = {sid: HEAD.rstrip() + "\n" + body.lstrip("\n") for sid, body in
@@ -285,3 +494,182 @@ def test_grade_bulk_similarity(tmp_path):
     html = (tmp_path / "out" / report.PAGE).read_text()
     first = html.index('id="grid_local_mask-1"')
     assert "p_copy and p_original" in html[first:first + 300]
+
+
+# Issue 35 (6): similarity as documented ------------------------------------------------------
+
+
+def renamed(source: str, k: int) -> str:
+    """``source`` with its local names renamed (``k`` tells copies apart): what a copier does."""
+    names = {"mask": f"allowed_{k}", "near_rows": f"rows_ok_{k}", "near_cols": f"cols_ok_{k}",
+             "near": f"window_{k}", "T": f"size_{k}", "ri": f"y{k}", "ci": f"x{k}"}
+    return re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: names[m.group()], source)
+
+
+@pytest.mark.parametrize(("n", "limit"), [
+    (2, 4), (11, 4), (40, 4), (41, 5), (45, 5), (200, 20), (201, 21)])
+def test_common_limit_is_a_tenth_of_the_class_and_at_least_4(n, limit):
+    assert similarity.common_limit(n) == limit
+
+
+@pytest.mark.parametrize(("class_size", "copies", "paired"), [
+    (11, 3, True),   # a copied trio of a small class shows
+    (11, 4, False),  # the tester's class: the reference copied by 4 of 11 is boilerplate
+    (45, 4, True),   # a tenth of 45 is 4.5: 4 copies are not boilerplate yet
+    (45, 5, False),
+    (4, 4, False),   # the whole class
+])
+def test_a_fragment_in_common_limit_submissions_is_boilerplate(class_size, copies, paired):
+    others = {sid: HEAD.rstrip() + "\n" + body.lstrip("\n") for sid, body in INDEPENDENT.items()}
+    klass = {f"copy_{k}": renamed(REFERENCE, k) for k in range(copies)}
+    pool = sorted(others)
+    for k in range(class_size - copies):
+        klass[pool[k] if k < len(pool) else f"u_stub_{k}"] = (
+            others[pool[k]] if k < len(pool) else STUB)
+    assert len(klass) == class_size
+    found = [(p.a, p.b, round(p.score, 3)) for p in similarity.find_pairs(klass, STUB, min_score=0)
+             if p.a.startswith("copy_") and p.b.startswith("copy_")]
+    assert len(found) == (copies * (copies - 1) // 2 if paired else 0), found
+    assert all(score == 1.0 for _, _, score in found), found
+    reported = {(p.a, p.b) for p in similarity.find_pairs(klass, STUB)}
+    assert reported == {(a, b) for a, b, _ in found}  # and no pair of independent solutions
+
+
+BASE = HEAD.rstrip() + "\n" + INDEPENDENT["s_loops"].lstrip("\n")
+ONES = "mask = np.ones((T, T), dtype=bool)"
+EDITS = {  # a second file: BASE but for some lines
+    "zeros mask, one extra line": ((ONES, ONES.replace("ones", "zeros")),
+                                   ("    return mask", "    assert mask.dtype == bool\n"
+                                                       "    return mask")),
+    "zeros mask": ((ONES, ONES.replace("ones", "zeros")),),
+    "one extra line": (("    return mask", "    mask[:n_prefix] = True\n    return mask"),),
+    "one line less": (("            rj, cj = divmod(j, W_p)\n", ""),),
+    "another comparison": (("abs(ci - cj)) <= radius", "abs(ci - cj)) < radius"),),
+}
+
+
+def _class_page(tmp_path: Path, sources: dict[str, str]) -> tuple[str, list[list[str]]]:
+    """The page and the CSV rows of ``write_similarity`` on ``sources``."""
+    page = report.write_similarity(tmp_path / "out", _submissions(tmp_path / "class", sources),
+                                   [SLUG], title="Week 3")
+    return page.read_text(), list(csv.reader((tmp_path / "out" / report.CSV).open(newline="")))
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_files_that_differ_score_below_100(edit, tmp_path):
+    changed = edit_source(BASE, *EDITS[edit])
+    pair, = similarity.find_pairs({"a": BASE, "b": changed}, STUB)
+    assert pair.score < 1 and min(pair.share_a, pair.share_b) < 1
+    html, rows = _class_page(tmp_path, {"a": BASE, "b": changed})
+    assert float(rows[1][3]) < 100 and min(float(rows[1][4]), float(rows[1][5])) < 100
+    score = re.search(r'<td class="num score">(\d+)%</td>', html)
+    assert score is not None and int(score.group(1)) < 100
+
+
+def test_a_renamed_copy_scores_100():
+    pair, = similarity.find_pairs({"a": BASE, "b": renamed(BASE, 1)}, STUB)
+    assert (pair.score, pair.share_a, pair.share_b) == (1.0, 1.0, 1.0)
+
+
+class _Pre(HTMLParser):
+    """The ``<pre>`` blocks of a page: their text (region labels left out), and for each
+    character whether it lies in a ``differs`` span."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[tuple[list[str], list[bool]]] = []
+        self.open: list[tuple[str, bool]] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "pre":
+            self.blocks.append(([], []))
+            self.open = []
+        elif self.open is not None:
+            self.open.append((tag, tag == "span" and ("class", "differs") in attrs))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self.open = None
+        elif self.open:
+            self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self.open is not None and not any(tag == "sup" for tag, _ in self.open):
+            text, marked = self.blocks[-1]
+            text.append(data)
+            marked += [any(differs for _, differs in self.open)] * len(data)
+
+
+@pytest.mark.parametrize("edit", [*sorted(EDITS), "renamed"])
+def test_every_differing_line_is_highlighted(edit, tmp_path):
+    """Side by side, every line not in the other file is marked (even at 100%), no other."""
+    changed = renamed(BASE, 1) if edit == "renamed" else edit_source(BASE, *EDITS[edit])
+    html, _ = _class_page(tmp_path, {"a": BASE, "b": changed})
+    parser = _Pre()
+    parser.feed(html)
+    assert len(parser.blocks) == 2
+    differing = 0
+    for (parts, marked), source, other in zip(parser.blocks, (BASE, changed), (changed, BASE)):
+        text = "".join(parts)
+        assert text == source
+        theirs = Counter(line.strip() for line in other.splitlines())
+        pos = 0
+        for line in source.splitlines(keepends=True):
+            flags = [m for ch, m in zip(line, marked[pos:pos + len(line)]) if not ch.isspace()]
+            differs = bool(line.strip()) and not theirs[line.strip()]
+            differing += differs
+            assert all(flags) if differs else not any(flags), (edit, line)
+            pos += len(line)
+    assert differing, edit
+
+
+@pytest.mark.parametrize("exercise", [SLUG, R_SLUG])
+def test_independent_implementations_never_pair(exercise, tmp_path):
+    """Calibration: no two independent implementations reach ``REPORT_MIN``, in a class of two
+    (where only the stub is boilerplate) or of four."""
+    sources, stub = independent(exercise)
+    ids = sorted(sources)
+    scores = {(x, y): max((p.score for p in similarity.find_pairs(
+        {x: sources[x], y: sources[y]}, stub, min_score=0)), default=0.0)
+        for x, y in itertools.combinations(ids, 2)}
+    worst = max(scores, key=scores.__getitem__)
+    assert scores[worst] < similarity.REPORT_MIN, (worst, scores[worst])
+    for k in range(len(ids)):
+        klass = {sid: sources[sid] for sid in (ids + ids)[k:k + 4]}
+        assert similarity.find_pairs(klass, stub) == [], sorted(klass)
+
+
+DISGUISES = {  # exercise, the original (an id of ``independent``), its disguised copy
+    "renamed, functions reordered": (SLUG, "original", COPY),
+    "renamed, statements reordered": (SLUG, "reference", REFERENCE_DISGUISED),
+    "rollout renamed, statements reordered": (R_SLUG, "reference", ROLLOUT_REFERENCE_DISGUISED),
+}
+
+
+@pytest.mark.parametrize("disguise", sorted(DISGUISES))
+def test_a_disguised_copy_still_pairs(disguise, tmp_path):
+    """Calibration: the copy pairs with its original, and nothing else pairs, in every class of
+    four (the pair and two independent implementations) and in the whole class."""
+    exercise, original, copy = DISGUISES[disguise]
+    sources, stub = independent(exercise)
+    others = sorted(set(sources) - {original})
+    classes = [others[k:k + 2] for k in range(0, len(others), 2)] + [others]
+    for members in classes:
+        klass = {original: sources[original], "copy": copy, **{s: sources[s] for s in members}}
+        pairs = similarity.find_pairs(klass, stub)
+        assert [(p.a, p.b) for p in pairs] == [("copy", original)], (
+            members, [(p.a, p.b, round(p.score, 2)) for p in pairs])
+    if exercise == SLUG:  # the CSV lists that pair alone
+        _, rows = _class_page(tmp_path, klass)
+        assert [row[1:3] for row in rows[1:]] == [["copy", original]]
+
+
+def test_the_teacher_guide_states_the_rules():
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "teacher.md").read_text()
+    section = guide[guide.index("`--similarity` also compares"):]
+    text = " ".join(section[:section.index("```")].split())
+    assert "more than a tenth" not in text
+    assert (f"at least a tenth of the class and in at least {similarity.MIN_COMMON} "
+            "submissions") in text
+    assert f"fingerprints of {similarity.K} tokens" in text
+    assert f"{round(100 * similarity.REPORT_MIN)}% or more" in text
