@@ -1,9 +1,10 @@
 """The learner's state file: hints seen, last scores and progress, per exercise.
 
-Kept in ``.grade/state.json`` under the current directory. A missing or corrupt file is an
-empty state, and a corrupt entry is dropped on its own: the file is a convenience, never
-needed to grade. Writes are atomic (a temporary file renamed over the old one); two commands
-saving at the same moment may lose one update, never corrupt the file.
+Kept in ``.grade/state.json`` of the learner's project (``project_dir``: found from any
+folder inside it, as git finds its repository). A missing or corrupt file is an empty state,
+and a corrupt entry is dropped on its own: the file is a convenience, never needed to grade.
+Writes are atomic (a temporary file renamed over the old one); two commands saving at the
+same moment may lose one update, never corrupt the file.
 
 Definitions (shown by ``grade progress``):
 
@@ -18,14 +19,39 @@ Definitions (shown by ``grade progress``):
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grader.files import atomic_write_text
 
-STATE_PATH = Path(".grade") / "state.json"
+STATE_PATH = Path(".grade") / "state.json"  # inside the project (``state_path``)
 IDLE_GAP_S = 15 * 60.0
+
+
+def project_dir() -> Path:
+    """The learner's project: the nearest folder, from the current one up, whose
+    ``exercises/`` holds a learner file of the pack (``SLUG.py`` or ``SLUG.ipynb``); the
+    current folder when none does. Relative to the current folder (``.``, ``..``, ...), so
+    that paths made from it read as the learner would type them.
+
+    The marker is ``exercises/`` with an exercise in it, not ``.grade/``: a notebook once run
+    in a subfolder left a ``.grade/`` of its own there, which must not hide the project's."""
+    from grader import catalog
+
+    names = [f"{slug}{suffix}" for slug in catalog.load() for suffix in (".py", ".ipynb")]
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        exercises = folder / "exercises"
+        if exercises.is_dir() and any((exercises / name).is_file() for name in names):
+            return Path(os.path.relpath(folder, here))
+    return Path(".")
+
+
+def state_path() -> Path:
+    """``.grade/state.json`` of the project the current folder is in (``project_dir``)."""
+    return project_dir() / STATE_PATH
 
 
 @dataclass
@@ -74,11 +100,13 @@ class State:
     hints_seen: dict[str, int] = field(default_factory=dict)
     last_score: dict[str, list[float]] = field(default_factory=dict)
     progress: dict[str, Progress] = field(default_factory=dict)
-    path: Path = STATE_PATH
+    path: Path = field(default_factory=state_path)
 
     @classmethod
-    def load(cls, path: Path = STATE_PATH) -> State:
-        """The state in ``path``; whatever cannot be read is left out."""
+    def load(cls, path: Path | None = None) -> State:
+        """The state in ``path`` (the project's, ``state_path``, by default); whatever cannot
+        be read is left out."""
+        path = state_path() if path is None else path
         state = cls(path=path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -113,9 +113,13 @@ def test_syntax_error_is_reported_with_its_line(grade_src):
 
 
 def test_missing_function(grade_src):
+    # a file defining none of the exercise's functions is not loaded, as one that does not
+    # compile (said once for the exercise), not "does not define" on every test
     result = grade_src(SLUG, "def something_else():\n    pass\n")
     assert {t.status for t in result.tests} == {"error"}
-    assert result.tests[0].message == "grid_local_mask.py does not define 'grid_local_mask'"
+    assert result.status == "error"
+    assert result.message == result.tests[0].message == \
+        "grid_local_mask.py does not define the exercise's function grid_local_mask"
 
 
 def test_wrong_shape_and_nan_get_diagnostics(grade_src):

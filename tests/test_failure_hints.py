@@ -478,3 +478,17 @@ def test_every_hint_text_is_data_and_used():
     for kind in hints.GRADED_KINDS:
         hints.graded(kind)  # every reference ("@kind.crashed") resolves
     assert set(hints.LABELS) <= set(hints.HINT_KINDS) | {"known_mistake", "not_run", "none"}
+
+
+F, G, NONE = frozenset({"f"}), frozenset({"g"}), frozenset()
+
+
+@pytest.mark.parametrize("tests, alone", [
+    ([("a", True, F), ("b", True, F)], set()),             # one bug, several tests: no hint
+    ([("a", True, F), ("b", False, F)], {"a"}),            # the others of f pass
+    ([("a", True, F), ("b", True, G)], {"a", "b"}),         # different functions
+    ([("rule", True, NONE), ("a", False, F)], {"rule"}),   # a source rule alone
+    ([("rule", True, NONE), ("a", True, F)], {"a"}),       # a rule among other failures
+])
+def test_a_tests_own_hint_is_shown_only_where_the_failure_is_localised(tests, alone):
+    assert hints.localised(tests) == alone

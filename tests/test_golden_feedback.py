@@ -56,6 +56,8 @@ CASES: dict[str, tuple[str, str | bytes]] = {
                            "n_prefix=1):\n    return np.zeros((3, 3)\n"),
     # not a text file at all
     "nul_bytes": (GRID, b"import numpy as np\n\x00\x00\x00\ndef grid_local_mask(): pass\n"),
+    # an empty file: not loaded, said once as a syntax error is
+    "empty_file": (GRID, ""),
     # the function the exercise's last tests call is missing
     "missing_function": (CONV, _without_rho()),
     # the prefix tokens left out: a wrong shape on most tests

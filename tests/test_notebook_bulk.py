@@ -175,7 +175,7 @@ def test_a_notebook_release_hands_out_notebooks_that_bulk_grades(tmp_path: Path)
                  str(tmp_path / "student"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "student" / "exercises"
-    assert sorted(p.name for p in folder.iterdir()) == [f"{SLUG}.ipynb"]
+    assert sorted(p.name for p in folder.iterdir()) == [f"{SLUG}.ipynb", f"{SLUG}.md"]
     nb = nbformat.read(folder / f"{SLUG}.ipynb", as_version=4)
     nbformat.validate(nb)
     kinds = [c.cell_type for c in nb.cells]

@@ -103,9 +103,24 @@ def parse_exercises(value: str | None) -> list[str]:
 device_option = click.option(
     "--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
     help="Device for torch exercises (auto: cuda when available).")
+
+
+def in_project(name: str) -> Path:
+    """``name`` in the learner's project (``state.project_dir``: found from any folder inside
+    it, as git finds its repository): an option's default."""
+    from grader.state import project_dir
+
+    return project_dir() / name
+
+
 exercises_dir_option = click.option(
-    "--exercises-dir", type=click.Path(path_type=Path), default=Path("exercises"),
-    show_default=True, help="Where the learner's own files are.")
+    "--exercises-dir", type=click.Path(path_type=Path), default=lambda: in_project("exercises"),
+    show_default="exercises/ of the project",
+    help="Where the learner's own files are (the project is found from any folder inside it).")
+report_dir_option = click.option(
+    "--report-dir", type=click.Path(path_type=Path, file_okay=False),
+    default=lambda: in_project("reports"), show_default="reports/ of the project",
+    help="Where index.html and results.json are written.")
 isolation_option = click.option(
     "--isolation", type=click.Choice(["auto", "strict"]), default="auto", show_default=True,
     help="strict: refuse to grade unless learner code is cut off from the filesystem and the "

@@ -25,9 +25,11 @@ from .common import (
     check_isolation,
     device_option,
     exercises_dir_option,
+    in_project,
     isolation_option,
     load_assignment,
     private_option,
+    report_dir_option,
     resolve_device,
 )
 
@@ -53,8 +55,8 @@ def _select(exercises: tuple[str, ...], submission: Path | None, exercises_dir: 
                 "written")
         return files, submission.resolve().name
     if not exercises_dir.is_dir():
-        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
-                               "project's root, or pass --submission DIR")
+        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade inside the "
+                               "project, or pass --submission DIR")
     if exercises:
         chosen = _learner_files(exercises_dir, list(exercises))
         missing = [s for s, p in chosen.items() if p is None]
@@ -96,7 +98,7 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     from grader.sandbox import readable
 
     readable.hide(report_dir)
-    expected.use_disk(Path(".grade") / "cache" / "expected")
+    expected.use_disk(in_project(".grade") / "cache" / "expected")
     before = workspace.versions(files) if remember else {}
     files, left_out = _from_notebooks(files)
     out = terminal.Printer(stream=sys.stderr if as_json else sys.stdout, verbosity=verbosity)
@@ -170,9 +172,7 @@ def next_step(result: SubmissionResult) -> str | None:
 @click.option("--submission", type=click.Path(path_type=Path, file_okay=False),
               help="Grade the learner files in this folder (DIR/<exercise>.py or .ipynb).")
 @exercises_dir_option
-@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False),
-              default=Path("reports"), show_default=True,
-              help="Where index.html and results.json are written.")
+@report_dir_option
 @device_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print the machine-readable result to stdout (progress goes to stderr).")

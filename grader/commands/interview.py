@@ -34,6 +34,7 @@ from .common import (
     check_isolation,
     device_option,
     exercises_dir_option,
+    in_project,
     resolve_device,
 )
 from .keys import ENTER, Keys
@@ -171,7 +172,7 @@ def _report_dir(root: Path, started: dt.datetime) -> Path:
               help="Seed of the random choice of exercises (the same seed, the same choice).")
 @exercises_dir_option
 @click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False),
-              default=Path("reports"), show_default=True,
+              default=lambda: in_project("reports"), show_default="reports/ of the project",
               help="The report goes to DIR/interview-<timestamp>/.")
 @device_option
 def interview(minutes: float, count: int, seed: int | None, exercises_dir: Path,
@@ -179,8 +180,8 @@ def interview(minutes: float, count: int, seed: int | None, exercises_dir: Path,
     """A mock interview: exercises you have not mastered, one at a time, against the clock."""
     check_isolation("auto")
     if not exercises_dir.is_dir():
-        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
-                               "project's root, or pass --exercises-dir DIR")
+        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade inside the "
+                               "project, or pass --exercises-dir DIR")
     state = State.load()
     candidates = [s for s in catalog.load()
                   if not (s in state.progress and state.progress[s].mastered)]

@@ -15,7 +15,7 @@ from grader import catalog
 from grader.state import IDLE_GAP_S, State
 
 from . import workspace
-from .common import EXERCISE, EXIT_FAILED, EXIT_INTERNAL, exercises_dir_option
+from .common import EXERCISE, EXIT_FAILED, EXIT_INTERNAL, exercises_dir_option, in_project
 
 DEFINITIONS = {
     "attempts": "gradings of a new version of your own file (the same content again, or the "
@@ -62,8 +62,9 @@ def show(exercise: str) -> None:
     """Print an exercise's statement."""
     ex = catalog.get(exercise)
     click.echo(ex.statement.read_text() if ex.statement.is_file() else ex.summary)
-    mine = "ipynb" if (Path("exercises") / f"{exercise}.ipynb").is_file() else "py"
-    click.echo(f"\nYour file: exercises/{exercise}.{mine} · grade it with: grade {exercise}")
+    folder = in_project("exercises")
+    mine = "ipynb" if (folder / f"{exercise}.ipynb").is_file() else "py"
+    click.echo(f"\nYour file: {folder / exercise}.{mine} · grade it with: grade {exercise}")
     workspace.touch(exercise)
 
 
@@ -104,8 +105,8 @@ def reset(exercise: str, exercises_dir: Path) -> None:
                     fg="red", err=True)
         sys.exit(EXIT_INTERNAL)
     if not exercises_dir.is_dir():
-        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade from the "
-                               "project's root, or pass --exercises-dir DIR")
+        raise click.UsageError(f"there is no {exercises_dir}/ folder here: run grade inside the "
+                               "project, or pass --exercises-dir DIR")
     notebook = exercises_dir / f"{exercise}.ipynb"  # a notebook is reset as a notebook
     target = notebook if notebook.is_file() else exercises_dir / f"{exercise}.py"
     try:

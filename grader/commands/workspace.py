@@ -16,10 +16,10 @@ from pathlib import Path
 from grader import catalog
 from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_bytes
-from grader.state import STATE_PATH, State
+from grader.state import State, project_dir, state_path
 
 PRISTINE_DIR = catalog.PACKAGE_DIR / "stubs"
-BACKUP_DIR = Path(".grade") / "backups"
+BACKUP_DIR = Path(".grade") / "backups"  # inside the project (``state.project_dir``)
 
 
 def pristine_stub(slug: str) -> Path:
@@ -46,15 +46,16 @@ def version(slug: str, path: Path | None) -> str | None:
 
 
 def backup(path: Path, slug: str, now: dt.datetime | None = None) -> Path:
-    """Copy ``path`` to ``.grade/backups/<slug>-<YYYYmmdd-HHMMSS>.py`` (never overwriting;
-    a notebook's copy ends in ``.ipynb``)."""
+    """Copy ``path`` to the project's ``.grade/backups/<slug>-<YYYYmmdd-HHMMSS>.py`` (never
+    overwriting; a notebook's copy ends in ``.ipynb``)."""
     stamp = (now or dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
     suffix = ".ipynb" if path.suffix == ".ipynb" else ".py"
-    target = BACKUP_DIR / f"{slug}-{stamp}{suffix}"
+    backups = project_dir() / BACKUP_DIR
+    target = backups / f"{slug}-{stamp}{suffix}"
     n = 1
     while target.exists():
         n += 1
-        target = BACKUP_DIR / f"{slug}-{stamp}-{n}{suffix}"
+        target = backups / f"{slug}-{stamp}-{n}{suffix}"
     atomic_write_bytes(target, path.read_bytes())
     return target
 
@@ -96,9 +97,10 @@ def remember(result: SubmissionResult, versions: dict[str, str | None],
 
 def touch(slug: str) -> None:
     """Count the learner's activity on ``slug`` now (for time spent): only in a learner's
-    folder (one with ``exercises/`` or ``.grade/``), never leaving a state file elsewhere."""
-    if not (Path("exercises").is_dir() or STATE_PATH.parent.is_dir()):
+    project (one with ``exercises/`` or ``.grade/``), never leaving a state file elsewhere."""
+    path = state_path()
+    if not ((path.parent.parent / "exercises").is_dir() or path.parent.is_dir()):
         return
-    state = State.load()
+    state = State.load(path)
     state.of(slug).touch(time.time())
     state.save()

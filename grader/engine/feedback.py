@@ -95,7 +95,7 @@ SENTENCES: dict[Said, str] = {
     Said.NOT_RAISED: "should raise {exc}, but it did not",
     Said.WRONG_EXCEPTION: "should raise {exc}, but it raised another exception",
     Said.RAISED: "raised an exception (its class and message are not shown for a hidden test)",
-    Said.NOT_IMPLEMENTED: "not implemented yet (the function raises NotImplementedError)",
+    Said.NOT_IMPLEMENTED: faults.NOT_IMPLEMENTED,
     Said.BAD_RETURN: "returned a value the grader cannot read (not plain data, or malformed)",
     Said.UNINTERPRETABLE: "the grader could not interpret the returned value",
     Said.NOT_SUBMITTED: "{module}.py was not submitted",

@@ -402,10 +402,11 @@ def _gist(said: str) -> str:
 
 def localised(tests: list[tuple[str, bool, frozenset[str]]]) -> set[str]:
     """Of ``tests`` (name, failed, the learner functions it checked), the failed ones that no
-    other failed test shares a function with (a test that checked none is not localised)."""
+    other failed test shares a function with; a test that checked none (a source rule) is
+    localised only where it is the one failed test."""
     failed = [(name, funcs) for name, bad, funcs in tests if bad]
-    return {name for name, funcs in failed if funcs and not any(
-        other != name and funcs & theirs for other, theirs in failed)}
+    return {name for name, funcs in failed if not any(
+        other != name and (funcs & theirs or not funcs) for other, theirs in failed)}
 
 
 class Paragraphs:

@@ -5,10 +5,12 @@ would: the cell's source with the definitions of the cells run before it (histor
 the rule of ``extract``; an earlier cell that does not parse is skipped) is written to a
 temporary learner file, and ``python -m grader run SLUG --submission DIR --json --record``
 grades it in a subprocess: learner code runs only in that grading's sandboxed worker, never in
-the kernel on the grader's behalf. The grading is recorded in the kernel's working folder's
-``.grade/state.json`` as the CLI records it. The result shows under the cell as a rich output:
-plain text (the verdict lines) and HTML (the same lines, then the heatmaps of the failing
-arrays as inline SVG: self-contained, no script, no network).
+the kernel on the grader's behalf. The grading is recorded in the project's
+``.grade/state.json`` as the CLI records it (the project found from the kernel's working
+folder up, as ``grade`` finds it: a notebook in a subfolder shares the project's progress and
+hints). The result shows under the cell as a rich output: plain text (the verdict lines) and
+HTML (the same lines, then the heatmaps of the failing arrays as inline SVG: self-contained,
+no script, no network).
 
 ``%grade_hint SLUG`` (or ``hint(SLUG)``) shows ``grade hint SLUG``'s output.
 """

@@ -55,13 +55,15 @@ inputs or expected values.
 NOTEBOOK_FILES = ("Each has a statement (`exercises/<name>.md`) and a file to\ncomplete "
                   "(`exercises/<name>.py`).",
                   "Each is a notebook, `exercises/<name>.ipynb`: the statement, then\na cell "
-                  "to complete, headed by `%%grade <name>`.")
+                  "to complete, headed by `%%grade <name>` (the statement is also in\n"
+                  "`exercises/<name>.md`).")
 NOTEBOOK_README = """
 ## In Jupyter
 
-After `./dev setup`, open a notebook with the `.venv` kernel (`.venv/bin/jupyter` is not
-installed: use your own Jupyter with this kernel, or `.venv/bin/python -m ipykernel install
---user --name grader`). Run the `%load_ext grader` cell, then the `%%grade <name>` cell: it
+`./dev setup` installs the notebook kernel, not a Jupyter front end: `.venv/bin/python -m pip
+install -e '.[notebook-ui]'` adds JupyterLab (then `.venv/bin/jupyter lab`), or use your own
+Jupyter with this kernel (`.venv/bin/python -m ipykernel install --user --name grader`).
+Run the `%load_ext grader` cell, then the `%%grade <name>` cell: it
 runs as usual and shows its grading below it. `%grade_hint <name>` shows the next hint.
 Hand in the `.ipynb` files: only their imports, functions, classes and constants are graded.
 """
@@ -136,12 +138,11 @@ def write_release(task: Assignment, out: Path, *, force: bool = False,
         # the pack's stub, never the teacher's working copy in exercises/
         ex = catalog.get(slug)
         (out / "exercises").mkdir(exist_ok=True)
-        if notebooks:
+        if notebooks:  # the statement beside it too: `grade show`, and the stub's "Read SLUG.md"
             from grader.notebook.release import write_exercise_notebook
 
             write_exercise_notebook(slug, ex.statement, ex.stub, out / "exercises")
-            continue
-        for source in (ex.stub, ex.statement):
+        for source in ((ex.statement,) if notebooks else (ex.stub, ex.statement)):
             shutil.copyfile(source, out / "exercises" / source.name)
     (package / "release.json").write_text(json.dumps(info, indent=2) + "\n")
     for name in ("pyproject.toml", "setup.py", "dev"):

@@ -15,7 +15,16 @@ from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text, make_dir
 
 from . import markdown, svg
-from .summary import SYMBOLS, mistake_label, names, shared_causes, shared_fault, summary_counts
+from .summary import (
+    RULE_SYMBOLS,
+    SYMBOLS,
+    mistake_label,
+    names,
+    rule_state,
+    shared_causes,
+    shared_fault,
+    summary_counts,
+)
 
 KIND_LABELS = {k: v[:1].upper() + v[1:] for k, v in LABELS.items()}
 DIAG_ROWS = [
@@ -61,7 +70,7 @@ def render(result: SubmissionResult) -> str:
         show=_show, pct=numbers.percent, level=numbers.level, symbols=SYMBOLS,
         diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS,
         causes=causes, cause_of=cause_of, shared_fault=shared_fault, names=names,
-        mistake_label=mistake_label)
+        mistake_label=mistake_label, rule_state=rule_state, rule_symbols=RULE_SYMBOLS)
 
 
 def write_html(path: Path, result: SubmissionResult) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from grader.engine.results import ERROR_STATUSES, TestResult
 
-from .summary import mistake_label
+from .summary import mistake_label, shared_fault
 
 OUTPUT_CAP = 2000  # characters of a test's captured output kept in exports
 
@@ -31,12 +31,15 @@ def natural_key(text: str) -> tuple:
 
 
 def test_text(test: TestResult) -> str:
-    """Plain-text feedback of one test: why, the known mistake, the hint, notes, traceback."""
+    """Plain-text feedback of one test: what it checks (its description, unless a fault of
+    the whole file stopped it), why it failed, the known mistake, the hint, notes, traceback."""
     if test.status == "passed":
         return "\n".join([test.description or "passed", *test.notes])
     lines = []
     if test.status in ERROR_STATUSES:
         lines.append(f"[{test.status}]")
+    if test.description and shared_fault("", test) is None:
+        lines.append(f"Description: {test.description}")
     if test.reason:
         lines.append(test.reason)
     if test.mistake:

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader.engine.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
+from grader.sandbox.faults import NOT_IMPLEMENTED
 
 SYMBOLS = {TestStatus.PASSED: "✓", TestStatus.FAILED: "✗", TestStatus.ERROR: "!",
            TestStatus.TIMEOUT: "⏱", TestStatus.CRASHED: "☠",
            TestStatus.NOT_RUN: "–"}
+RULE_SYMBOLS = {"kept": "·", "broken": "✗", "unchecked": "–"}  # (``rule_state``)
 
 
 def summary_counts(result: SubmissionResult) -> dict[str, Any]:
@@ -44,12 +46,38 @@ def mistake_label(name: str | None) -> str:
     return " ".join(words)
 
 
+def rule_state(test: TestResult) -> str | None:
+    """How a source rule's test reads: "kept", "broken" or "unchecked" (its functions are
+    still stubs, or the file could not be read); None for any other test. A rule's test is
+    worth 0 points, always, and is named ``rule_<name>`` (``@source_rule`` decorates a
+    ``test_rule_<name>``); a broken one fails with the kind "rule" whatever its name."""
+    if test.max_score != 0 or not (test.name.startswith("rule_") or test.kind == "rule"):
+        return None
+    if test.passed:
+        return "kept"
+    return "broken" if test.kind == "rule" else "unchecked"
+
+
+_RULE_NOT_IMPLEMENTED = "not implemented yet: "  # (grader/engine/rules.py's ``enforce``)
+
+
+def not_implemented(test: TestResult) -> bool:
+    """Whether ``test`` failed only because the code it needs is still the stub: a call that
+    raised NotImplementedError (``faults.NOT_IMPLEMENTED``, at every feedback level), or a
+    source rule not checked yet for that reason ("not implemented yet: ...")."""
+    return test.status == TestStatus.FAILED and not test.fault and (
+        test.message == NOT_IMPLEMENTED or test.message.startswith(_RULE_NOT_IMPLEMENTED))
+
+
 def shared_fault(slug: str, test: TestResult) -> tuple[str, str] | None:
     """The (status, message) of a failure that is not about this test but about the exercise's
     file or its run (``TestResult.fault``, a ``FaultKind``: the file not submitted, not
-    loadable, lacking the function, or not run after timeouts), and so the same for every test
-    it stops; None for any other result. The test's own hint never fits such a failure: its
-    code never ran."""
+    loadable, lacking the function, or not run after timeouts), or about a function still the
+    stub (``not_implemented``: its one message, a rule's included), and so the same for every
+    test it stops; None for any other result. The test's own hint never fits such a failure:
+    its code never ran."""
+    if not_implemented(test):
+        return str(test.status), NOT_IMPLEMENTED
     if test.passed or not test.fault:
         return None
     return str(test.status), test.message

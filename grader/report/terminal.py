@@ -4,8 +4,10 @@ Every line of prose is wrapped to the terminal's width (``terminal_width``), bet
 (only a word longer than a whole line is cut). One cause is told once per exercise: a known
 mistake is explained at the first test it matches, the later ones name it, and the exercise
 ends with the tests it matched; the tests that one shared fault stopped (a file that cannot
-be loaded, a missing function, tests not run: ``summary.shared_fault``) are one entry, "all
-9 tests" when it stopped every test.
+be loaded, a missing function, a function still the stub, tests not run:
+``summary.shared_fault``) are one entry, "all 9 tests" when it stopped every test. A failing
+test shows its description (what it checks) above why it failed; a source rule's test, worth
+no points, reads as a rule kept, broken or unchecked, not as a score.
 """
 
 from __future__ import annotations
@@ -23,10 +25,19 @@ from grader import catalog, numbers
 from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult, TestResult
 
-from .summary import SYMBOLS, mistake_label, names, shared_fault, summary_counts
+from .summary import (
+    RULE_SYMBOLS,
+    SYMBOLS,
+    mistake_label,
+    names,
+    rule_state,
+    shared_fault,
+    summary_counts,
+)
 
 COLOURS = {"passed": "green", "failed": "red", "error": "yellow", "timeout": "magenta",
            "crashed": "yellow", "not_run": "bright_black", "not_submitted": "bright_black"}
+RULE_COLOURS = {"kept": "green", "broken": "red", "unchecked": "bright_black"}
 DEFAULT_WIDTH = 100  # when the output is not a terminal (a pipe, a file, a test)
 MIN_WIDTH = 40
 INDENT = " " * 12    # a test's details, under its name
@@ -113,16 +124,29 @@ class Printer:
         self._print(t)
 
     def _status(self, status: str, name: str, score: float, max_score: float,
-                duration_s: float | None) -> None:
-        shown = click.style(f"{SYMBOLS.get(status, '?')} {status:<7}", fg=COLOURS.get(status))
-        points = f"{numbers.points(score)}/{numbers.points(max_score)}"
-        column = max(0, min(38, self.width - 29))  # the name's: the line fits a narrow width
+                duration_s: float | None, *, rule: str | None = None) -> None:
+        """A test's line. ``rule`` (``summary.rule_state``): a source rule's test, worth no
+        points, reads "· rule ... kept", "✗ rule ... broken" or "– rule ... unchecked"."""
+        if rule is None:
+            shown = click.style(f"{SYMBOLS.get(status, '?')} {status:<7}",
+                                fg=COLOURS.get(status))
+            points = f"{numbers.points(score)}/{numbers.points(max_score)}"
+        else:
+            shown = click.style(f"{RULE_SYMBOLS[rule]} {'rule':<7}", fg=RULE_COLOURS[rule])
+            points = rule
+        # the name's column: the line fits a narrow width, and a longer word than a score
+        column = max(0, min(38, self.width - 29) - max(0, len(points) - 7))
         took = numbers.seconds(duration_s).replace(" ", "")
         self._echo(f"  {shown} {name:<{column}} {points:>7}  {took:>7}".rstrip())
 
     def _print(self, t: TestResult, *, hint: bool = True) -> None:
-        self._status(t.status, t.name, t.score, t.max_score, t.duration_s)
+        """A test's line and why it failed; ``hint``: its code ran (not a test one shared
+        fault stopped), so its description and hint may help."""
+        self._status(t.status, t.name, t.score, t.max_score, t.duration_s, rule=rule_state(t))
         if not t.passed and t.message:
+            if t.description and hint:  # what the test checks: the failure's context
+                self._wrap(f"description: {t.description}", INDENT, INDENT + " " * 13,
+                           dim=True)
             self._wrap(t.reason)
             if t.mistake:
                 matched = self._mistakes.setdefault(str(t.mistake), [])
@@ -166,7 +190,8 @@ class Printer:
         self._status(first.status, f"all {len(held)} tests" if every else f"{len(held)} tests",
                      sum(t.score for t in held), sum(t.max_score for t in held),
                      _total_seconds(held))
-        self._wrap(first.reason)
+        fault = shared_fault(self._current or "", first)
+        self._wrap(fault[1] if fault is not None else first.reason)
         if first.kind_hint:
             self._wrap(f"{LABELS.get(first.kind or '', 'why')}: {first.kind_hint}", INDENT,
                        HANG, fg="yellow")
@@ -194,14 +219,15 @@ class Printer:
         self._current = None
         self._echo()
         for e in result.exercises:
-            if self.verbosity < 1 or e.status in ("not_submitted", "error"):
+            # the exercise's message is said once: with its tests when they were shown and
+            # said it (a graded hidden test says only that the file could not be loaded)
+            unsaid = bool(e.message) and e.status != "not_submitted" and (
+                e.exercise not in self._shown or all(t.message != e.message for t in e.tests))
+            if self.verbosity < 1 or (e.status in ("not_submitted", "error") and (
+                    e.exercise not in self._shown or unsaid)):
                 line = f"{e.exercise:<26} {e.status.replace('_', ' '):<14} " \
                        f"{numbers.points(e.score)}/{numbers.points(e.max_score)}"
-                # said once: with its tests when they were shown and said it (a graded hidden
-                # test says only that the file could not be loaded)
-                if e.message and e.status != "not_submitted" and (
-                        e.exercise not in self._shown or
-                        all(t.message != e.message for t in e.tests)):
+                if unsaid:
                     line += "  " + e.message
                 self._wrap(line, "", " " * 28, fg=COLOURS.get(e.status))
         counts = summary_counts(result)

@@ -62,7 +62,14 @@ class DiskFull(LearnerRaised):
         self.args = (self.message,)
 
 
+NOT_IMPLEMENTED = "not implemented yet (the function raises NotImplementedError)"
+
+
 class NotImplementedYet(LearnerFault):
+    """The function called (or, for a source rule, each function it checks) is still the
+    stub: its message is ``NOT_IMPLEMENTED``, or a rule's own that starts "not implemented
+    yet: " (``grader/engine/rules.py``)."""
+
     status = "failed"
 
 

@@ -410,8 +410,7 @@ class WorkerProcess:
             return faults.LearnerRaised("AttributeError", ["AttributeError", "Exception",
                                                            "BaseException"], message, **kw)
         if exc_type == "NotImplementedError":
-            return faults.NotImplementedYet("not implemented yet (the function raises "
-                                            "NotImplementedError)", output=failure.output)
+            return faults.NotImplementedYet(faults.NOT_IMPLEMENTED, output=failure.output)
         if message.startswith("[Errno 28]") and "OSError" in failure.mro and \
                 self.sandbox is not None and self.sandbox.caps.private_mounts and \
                 self._work_folder_full():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import faults
@@ -108,7 +109,11 @@ class LearnerProxy:
     def load(self, names: tuple[str, ...] = ()) -> frozenset[str]:
         """Import the learner's module now (import errors surface here); the names of
         ``names`` it does not define. The worker's answer is kept to ``names``: a reply that
-        is not a list of them is one that cannot be read."""
+        is not a list of them is one that cannot be read.
+
+        A module that defines none of ``names`` (an empty file, another exercise's) is not
+        the exercise's: ``faults.ImportFailed``, said once for the exercise as a file that
+        does not compile is, not "does not define" on every test."""
         lacking = self._request("load", "", (), {}, names=names)
         if lacking is None and not names:
             return frozenset()
@@ -116,7 +121,22 @@ class LearnerProxy:
                                                 for n in lacking):
             raise faults.BadReturn("importing the module returned data the grader cannot "
                                    "read: not a list of the names asked for")
+        if names and set(lacking) == set(names):
+            raise faults.ImportFailed(self._defines_none(names))
         return frozenset(lacking)
+
+    def _defines_none(self, names: tuple[str, ...]) -> str:
+        """Why a module that defines none of ``names`` cannot be graded, in one sentence."""
+        try:
+            empty = not Path(self._worker.files[self._slug]).read_bytes().strip()
+        except (OSError, KeyError, TypeError):
+            empty = False
+        what = f"function {names[0]}" if len(names) == 1 else \
+            f"functions ({', '.join(names[:-1])} and {names[-1]})"
+        if empty:
+            return f"{self._slug}.py is empty: it should define the exercise's {what}"
+        return f"{self._slug}.py does not define {'any of ' if len(names) > 1 else ''}the " \
+               f"exercise's {what}"
 
     @property
     def last_call_seconds(self) -> float:
