@@ -220,3 +220,28 @@ def test_advice_preconditions_table(test, broken):
 
     result = ExerciseResult(exercise="x", title="x", tests=[test], status="failed")
     assert bool(list(advice.broken(result))) is broken
+
+
+def test_a_timed_calls_second_run_counts_for_nothing(tmp_path):
+    """``check.call(..., timed=True)`` runs a learner call slower than twice the reference's
+    once more; whether it does depends on the clock, so that run is neither a counted call
+    (``confirm.py``) nor a recorded one (``calls.py``). The learner here sleeps 1 s in its first
+    ``fit_shared_kernel`` of 5,000 rows: the second run happens, and the test's calls are those
+    of a learner whose first run was fast."""
+    from grader.engine import runner
+
+    slug = "inductive_bias_toy"
+    head = "def fit_shared_kernel(X: np.ndarray, Y: np.ndarray, k: int = 3) -> np.ndarray:\n"
+    source = reference_source(slug).replace(
+        head, "_SLEPT = []\n\n\n" + head + "    if len(X) == 5000 and not _SLEPT:\n"
+        "        import time\n        _SLEPT.append(1)\n        time.sleep(1)\n", 1)
+    assert "_SLEPT.append" in source
+    path = tmp_path / f"{slug}.py"
+    path.write_text(source)
+    watch = recorded_calls._Watch()
+    result = runner.grade({slug: path}, submission="slow", observer=watch)
+    tests = {t.name: t for t in result.exercises[0].tests}
+    assert tests["large_inputs"].passed
+    recorded = [c.func for c in watch.by_slug[slug] if c.test == "large_inputs"]
+    assert recorded == ["toy_targets", "fit_shared_kernel"]
+    assert result.exercises[0].score == result.exercises[0].max_score

@@ -331,12 +331,10 @@ class Check:
 
         ref_s = expected_values.reference_seconds(k, measure)
         learner_s = self.learner.last_call_seconds
-        if learner_s > 2 * ref_s:
-            try:
-                getattr(self.learner, func)(*args, **kwargs)
-                learner_s = min(learner_s, self.learner.last_call_seconds)
-            except faults.LearnerFault:
-                pass
+        # the second run is uncounted (``optional``): whether it happens depends on the clock,
+        # so it must not change the test's counted calls (``confirm.py``) nor the recordings
+        if learner_s > 2 * ref_s and self.optional(func, *args, **kwargs) is not None:
+            learner_s = min(learner_s, self.learner.last_call_seconds)
         self.note_runtime(func, learner_s, ref_s)
 
     def note_runtime(self, func: str, learner_s: float, reference_s: float) -> None:
@@ -576,9 +574,9 @@ class Check:
 
     @_observed
     def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:
-        """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures: a
-        call that must never change the test's verdict, nor the count of its points:
-        ``engine/confirm.py`` does not note it)."""
+        """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures, or a
+        timing's second run: a call that must never change the test's verdict, nor the count
+        of its points: ``engine/confirm.py`` does not note it)."""
         with _unnoted(self.learner):
             try:
                 return getattr(self.learner, func)(*args, **kwargs)
