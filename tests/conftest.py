@@ -15,6 +15,25 @@ from grader import catalog
 from grader.engine.results import ExerciseResult, TestResult
 from grader.engine.runner import grade
 
+# The fast tier (``./dev test --fast``, ``pytest -m fast``): unit and table tests that grade
+# little or nothing, about 40 s on 2 cores for the lot. A module joins when its tests take
+# about a second or less each; the whole suite (``./dev test``) still runs them all.
+FAST_MODULES = frozenset({
+    "test_adjust", "test_assignment", "test_bulk_layouts", "test_compare", "test_csv_cells",
+    "test_doctor", "test_evidence", "test_failure_hints", "test_gpu_watch", "test_gradebooks",
+    "test_hostile_files", "test_learner_edges", "test_moodle", "test_notebook_extract",
+    "test_notebook_note", "test_oracles", "test_protocol", "test_reply_reader",
+    "test_report_visuals", "test_results_model", "test_shared_inputs", "test_similarity",
+    "test_source_rules", "test_source_text", "test_suite_helpers",
+})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of ``FAST_MODULES`` ``fast``."""
+    for item in items:
+        if Path(str(item.path)).stem in FAST_MODULES:
+            item.add_marker(pytest.mark.fast)
+
 
 def grade_source(tmp_path: Path, slug: str, source: str, device: str = "cpu") -> ExerciseResult:
     """Grade ``source`` as the learner's ``<slug>.py`` and return the exercise's result."""
@@ -108,18 +127,36 @@ def grade_src(tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
-def graded_pack():
+def graded_pack(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
     """Every file ``grade pack check --grade`` grades (references, stubs, bases, the declared
-    variants, the trivial answers), graded once for the whole test session (two processes):
-    ``[(Graded, ExerciseResult or why it could not be graded)]``."""
+    variants, the trivial answers), graded once for the whole test run (two processes): the
+    first pytest-xdist worker that needs it grades and saves it, another waits and reads it
+    (``worker_id`` "master": no xdist). ``[(Graded, ExerciseResult or why it could not be
+    graded)]``."""
+    import fcntl
     import os
+
+    import cloudpickle  # (Dask's: the judges are closures)
 
     from grader.authoring import graded
 
-    # every "a parameter ignored" shortcut in CI, a sample in the loop between changes
-    ignored = None if os.environ.get("CI") == "true" else graded.IGNORED_SAMPLE
-    return list(graded.grade_files(graded.files_to_grade(list(catalog.load()),
-                                                         ignored=ignored), jobs=2))
+    def grade_them() -> list:
+        # every "a parameter ignored" shortcut in CI, a sample in the loop between changes
+        ignored = None if os.environ.get("CI") == "true" else graded.IGNORED_SAMPLE
+        return list(graded.grade_files(graded.files_to_grade(list(catalog.load()),
+                                                             ignored=ignored), jobs=2))
+
+    if worker_id == "master":
+        return grade_them()
+    shared = tmp_path_factory.getbasetemp().parent  # the run's, common to its workers
+    with open(shared / "graded_pack.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = shared / "graded_pack.pickle"
+        if saved.is_file():
+            return cloudpickle.loads(saved.read_bytes())
+        found = grade_them()
+        saved.write_bytes(cloudpickle.dumps(found))
+        return found
 
 
 @pytest.fixture
