@@ -281,3 +281,32 @@ def test_graded_files_samples_judges_and_sums_up(grid_inputs, tmp_path, monkeypa
         "99:number survive, but the reference has no such mutant (did its line move?)")]
     assert mutants.summary()[0] == ("Mutants killed (a seeded sample of 2 per exercise; 0 "
                                     "equivalent set aside): grid_local_mask 2/2.")
+
+
+def test_a_replay_starved_of_cpu_is_waited_for(monkeypatch):
+    """The time limit of a replay is CPU time: a child stopped for 2.5 s (SIGSTOP, as load
+    others cause would starve it) past its 1 s limit, having used none, is waited for, and an
+    equivalent mutant stays equivalent (one that spins is still past its limit:
+    ``test_a_mutant_that_loops_forever_differs``)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    source = "def f(n):\n    label = 'a'\n    return 2 * n\n"
+    monkeypatch.setattr(mutants, "MIN_LIMIT_S", 1.0)
+    found = {m.id: m for m in mutants.mutants_of(source, ("f",), "cpu")}
+    same = next(m for i, m in found.items() if ":string" in i)
+    replay = mutants.Replayer(_tiny_inputs(source, [Call("t", True, "f", (3,))]))
+    try:
+        replay._start()
+        pid = replay._child.pid
+        os.kill(pid, signal.SIGSTOP)
+        resume = threading.Timer(2.5, os.kill, (pid, signal.SIGCONT))
+        resume.start()
+        started = time.monotonic()
+        assert replay.where(mutants._Task(same)) == ""
+        assert time.monotonic() - started >= 2.4
+        resume.join()
+    finally:
+        replay.close()

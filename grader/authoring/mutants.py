@@ -57,6 +57,7 @@ from __future__ import annotations
 import ast
 import copy
 import io
+import math
 import multiprocessing
 import os
 import random
@@ -683,8 +684,10 @@ TIMED_OUT = "it runs past its time limit on the suite's inputs (or ends its proc
 class Replayer:
     """The parent's side: one forked child per exercise replays the mutants, task by task.
     A task may take ``MIN_LIMIT_S`` plus ten times what the reference's (or mistake's) own
-    results took on the calls it replays (computed as needed, and kept): past that, or if the
-    child dies, it differs (``TIMED_OUT``) and the next task gets a new child."""
+    results took on the calls it replays (computed as needed, and kept), of the child's CPU
+    time (a child starved by other load waits for it, up to ``STARVED_WALL`` times that, wall
+    clock): past that, or if the child dies, it differs (``TIMED_OUT``) and the next task gets
+    a new child."""
 
     def __init__(self, inputs: Inputs) -> None:
         self.inputs = inputs
@@ -717,19 +720,45 @@ class Replayer:
         """Where ``task``'s mutant differs from what it is compared with ("" nowhere)."""
         if self._child is None:
             self._start()
-        deadline = time.monotonic() + MIN_LIMIT_S
+        started = time.monotonic()
+        deadline, allowed = started + MIN_LIMIT_S, MIN_LIMIT_S
+        cpu_before = _cpu_seconds(self._child.pid)
         try:
             self._conn.send(task)
-            while self._conn.poll(max(0.0, deadline - time.monotonic())):
-                kind, value = self._conn.recv()
-                if kind == "done":
-                    return value
-                deadline += value
+            while True:
+                while self._conn.poll(max(0.0, deadline - time.monotonic())):
+                    kind, value = self._conn.recv()
+                    if kind == "done":
+                        return value
+                    deadline += value
+                    allowed += value
+                # past the limit: a child that used its time runs too long; one that waited
+                # for a CPU others took (a loaded machine) gets the rest, up to STARVED_WALL
+                # times the limit in all, so that load never makes an equivalent mutant differ
+                now = _cpu_seconds(self._child.pid)
+                used = math.inf if math.inf in (now, cpu_before) else now - cpu_before
+                if used >= 0.9 * allowed or \
+                        time.monotonic() - started >= STARVED_WALL * allowed:
+                    break
+                deadline = time.monotonic() + allowed - used
         except (EOFError, OSError):
             pass
         self._child.terminate()
         self.close()
         return TIMED_OUT
+
+
+STARVED_WALL = 6  # a replay starved of CPU may take this many times its limit, wall clock
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time process ``pid`` has used (user and system, from /proc); infinite where it
+    cannot be read (then the wall-clock limit alone applies)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return math.inf
 
 
 # -- the sample, its graded files and their judges ----------------------------------------------
