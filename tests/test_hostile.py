@@ -392,7 +392,6 @@ def test_loops_use_up_the_budget_not_the_whole_run(batch):
     ("fork_bomb", "error", "BlockingIOError: [Errno 11] Resource temporarily unavailable"),
     # the worker's memory limit: the allocation is refused, the learner's code sees the error
     ("memory_bomb_numpy", "error", "MemoryError: Unable to allocate 74.5 GiB"),
-    ("memory_bomb_torch", "error", "can't allocate memory"),
     # a million frames under the harness outlast the call's 10 s limit (or the submission's
     # 12 s, where load starved the call and it was retried)
     ("deep_recursion", "timeout", "timed out"),
@@ -463,6 +462,30 @@ def test_machine_is_left_as_it_was(batch):
     assert written <= {"class", "out", "tmp", "canary.txt", "private"}
 
 
+def test_a_torch_allocation_bomb_fails_with_the_memory_error(tmp_path):
+    """A file that imports torch in its call and asks for 40 GB: the allocation is refused
+    (the worker's memory limit) and the learner's code sees the error. Graded on its own with
+    a time budget that importing torch on a loaded machine cannot use up (the batch's 12 s
+    could: a starved call's retry got what was left of them), so the one outcome is the
+    memory error."""
+    files = corpus({"solution": "", "klass": "", "out": "", "port": "0", "canary": "",
+                    "unix": ""})
+    klass = tmp_path / "class"
+    for name, src in {"memory_bomb_torch": files["memory_bomb_torch"], "control_ok": REF}.items():
+        (klass / name).mkdir(parents=True)
+        (klass / name / f"{SLUG}.py").write_text(src)
+    proc = subprocess.run([GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"),
+                           "--exercises", SLUG, "--workers", "2", "--time-budget", "300",
+                           "-q"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-1500:])
+    results = {p.parent.name: json.loads(p.read_text())
+               for p in (tmp_path / "out").glob("*/results.json")}
+    assert results["control_ok"]["score"] == 9
+    first = {t["name"]: t for t in results["memory_bomb_torch"]["exercises"][0]["tests"]}[FIRST]
+    assert first["status"] == "error", first
+    assert "can't allocate memory" in first["message"], first["message"]
+
+
 def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
     """Where no cgroup exists (containers, the GPU machines), the grader itself samples each
     worker's processes and memory: the bombs end with a reason, the control is unharmed."""
@@ -475,8 +498,9 @@ def test_without_cgroups_the_bombs_are_still_contained(tmp_path):
         (klass / name).mkdir(parents=True)
         (klass / name / f"{SLUG}.py").write_text(src)
     proc = subprocess.run([GRADE, "bulk", str(klass), "--out", str(tmp_path / "out"),
-                           "--exercises", SLUG, "--workers", "2", "--time-budget", "12", "-q"],
-                          capture_output=True, text=True, timeout=600,
+                           "--exercises", SLUG, "--workers", "2", "--time-budget", "300",
+                           "-q"], capture_output=True, text=True, timeout=900,
+                          # (a budget importing torch under load cannot use up)
                           # the grader's sampling alone: no cgroup, and no uid of the
                           # worker's own (whose process limit would stop a fork bomb first)
                           env={**os.environ, "GRADER_CGROUP": "0", "GRADER_UID": "0",
