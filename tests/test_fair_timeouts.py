@@ -30,10 +30,12 @@ def _worker(tmp_path, source: str) -> WorkerProcess:
     return worker
 
 
-def _competitor(cpu: int) -> subprocess.Popen:
-    """A real-time busy loop on ``cpu``: a CFS task there gets only what RT throttling
-    leaves (5% by default)."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+def _competitor(cpu: int, seconds: float) -> subprocess.Popen:
+    """A real-time busy loop on ``cpu`` for ``seconds``: a CFS task there gets only what RT
+    throttling leaves (5% by default)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time\n"
+                             f"end = time.monotonic() + {seconds}\n"
+                             "while time.monotonic() < end:\n    pass"])
     os.sched_setaffinity(proc.pid, {cpu})
     os.sched_setscheduler(proc.pid, os.SCHED_FIFO, os.sched_param(1))
     return proc
@@ -46,11 +48,12 @@ def test_a_call_starved_by_someone_else_is_retried_once(tmp_path):
     try:
         worker.request("call", module="m", func="work", args=(0.01,), timeout=5)  # imported
         os.sched_setaffinity(worker._main_pid(), {0})
-        competitor = _competitor(0)
+        competitor = _competitor(0, 3.5)
         # pinned beside the competitor, the worker gets what RT throttling leaves (about 5% of
-        # CPU 0: 0.15 s of the 3 s) and times out; the fresh worker is not pinned, and has 3 s
-        # for 0.4 s of CPU, enough on a machine whose other core is busy too
-        reply = worker.request("call", module="m", func="work", args=(0.4,), timeout=3)
+        # CPU 0: 0.15 s of the 3 s) and times out; the competitor is gone by then (it spins
+        # for 3.5 s, from before the call), and the fresh worker, not pinned, has 3 s for
+        # 0.25 s of CPU: enough on a machine whose cores are both busy with other work
+        reply = worker.request("call", module="m", func="work", args=(0.25,), timeout=3)
         assert reply.value == "done"
         assert worker.starved_retries == 1
     finally:
