@@ -245,3 +245,23 @@ def test_a_timed_calls_second_run_counts_for_nothing(tmp_path):
     recorded = [c.func for c in watch.by_slug[slug] if c.test == "large_inputs"]
     assert recorded == ["toy_targets", "fit_shared_kernel"]
     assert result.exercises[0].score == result.exercises[0].max_score
+
+
+def test_a_table_listing_other_calls_than_the_suites_is_reported(tmp_path, monkeypatch):
+    """``confirm-table`` compares the table's counted calls with those the suite makes now
+    (recorded on the reference): a table recorded with one call more or less in a test (a
+    timed call's second run once was) gates the wrong calls, and is reported, not trusted."""
+    from grader.authoring import graded
+    from grader.engine import confirm
+
+    slug = "grid_local_mask"
+    recorded = recorded_calls.record([slug])[slug]
+    assert list(graded.table_problems(slug, recorded)) == []
+    table = confirm.current(slug)
+    table.places = table.places[:1] + table.places[2:]
+    path = tmp_path / f"{slug}.confirm.json"
+    path.write_text(table.to_json())
+    monkeypatch.setattr(confirm, "path_of", lambda s: path)
+    problems = list(graded.table_problems(slug, recorded))
+    assert [p.rule for p in problems] == ["confirm-table"]
+    assert "does not list the calls the suite makes now" in problems[0].what

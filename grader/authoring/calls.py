@@ -80,17 +80,14 @@ def record(slugs: list[str]) -> dict[str, list[Call]]:
 CHANGING = 3  # hidden calls found changed per array value (the rest left untried)
 
 
-def table(slug: str, calls: list[Call]) -> confirm.Table:
-    """The ``confirm.Table`` of ``slug``'s suite, from its recorded ``calls``: each counted
-    call's place and value classes, and per value the hidden calls it changes (the reference
-    run with that value, up to ``CHANGING`` found; a call the reference refuses, or whose
-    answer is trivial, never counts)."""
+def _places(slug: str, calls: list[Call]
+            ) -> tuple[list[confirm.Place], list[dict[str, Any]], list[tuple[bool, Any]]]:
+    """Each counted call of ``calls`` as a ``confirm.Place`` (its value classes), with its
+    arguments by name and the reference's answer (``raised``, answer): no evaluation."""
     from grader.engine import expected as expected_values
-    from grader.engine.check import _run_here
-    from grader.engine.compare import compare
     from grader.engine.plugin import load_reference
 
-    reference, ex = load_reference(slug), catalog.get(slug)
+    reference = load_reference(slug)
     places: list[confirm.Place] = []
     values: list[dict[str, Any]] = []
     answers: list[tuple[bool, Any]] = []
@@ -110,6 +107,26 @@ def table(slug: str, calls: list[Call]) -> confirm.Table:
         seen[c.test] = seen.get(c.test, 0) + 1
         values.append(dict(found.arguments))
         answers.append((c.raised, c.answer))
+    return places, values, answers
+
+
+def places_of(slug: str, calls: list[Call]) -> list[confirm.Place]:
+    """The counted calls ``calls`` make, as a table's ``places`` (cheap: no evaluation), to
+    compare with a stored table's."""
+    return _places(slug, calls)[0]
+
+
+def table(slug: str, calls: list[Call]) -> confirm.Table:
+    """The ``confirm.Table`` of ``slug``'s suite, from its recorded ``calls``: each counted
+    call's place and value classes, and per value the hidden calls it changes (the reference
+    run with that value, up to ``CHANGING`` found; a call the reference refuses, or whose
+    answer is trivial, never counts)."""
+    from grader.engine.check import _run_here
+    from grader.engine.compare import compare
+    from grader.engine.plugin import load_reference
+
+    reference, ex = load_reference(slug), catalog.get(slug)
+    places, values, answers = _places(slug, calls)
     made = confirm.Table(confirm.fingerprint(ex.suite, ex.solution, ex.functions), places)
     first: dict[tuple[str, str, int], int] = {}
     for n, p in enumerate(places):

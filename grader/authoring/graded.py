@@ -252,18 +252,28 @@ def grade_rules(slugs: list[str], jobs: int = 1, update_golden: bool = False,
         for slug in slugs:
             confirm.path_of(slug).write_text(calls.table(slug, recorded[slug]).to_json())
     return [p for slug in slugs for p in separation_problems(slug)] + [
-        p for slug in slugs for p in table_problems(slug)] + judge(
+        p for slug in slugs for p in table_problems(slug, recorded[slug])] + judge(
         grade_files(files_to_grade(slugs, recorded, ignored, mutated), jobs), update_golden)
 
 
-def table_problems(slug: str) -> Iterator[Problem]:
-    """``confirm-table``: the suite's ``confirm.Table`` is there and made for the suite as it
-    is (else no test's points are gated: a shortcut would keep them)."""
+def table_problems(slug: str, recorded: list[calls.Call] | None = None) -> Iterator[Problem]:
+    """``confirm-table``: the suite's ``confirm.Table`` is there, made for the suite as it is
+    (else no test's points are gated: a shortcut would keep them), and lists the counted calls
+    the suite makes now (``recorded``, where given: a table whose calls differ gates the wrong
+    ones)."""
     path = confirm.path_of(slug)
-    if confirm.current(slug) is None:
+    fix = ("rewrite it: grade pack check SLUG --grade --update-golden (the calls the suite "
+           "makes and which values change them)")
+    stored = confirm.current(slug)
+    if stored is None:
         yield Problem(slug, path, 1, f"{path.name} is missing or older than the suite and the "
-                      "reference", "rewrite it: grade pack check SLUG --grade --update-golden "
-                      "(the calls the suite makes and which values change them)", "confirm-table")
+                      "reference", fix, "confirm-table")
+    elif recorded is not None and calls.places_of(slug, recorded) != stored.places:
+        now = calls.places_of(slug, recorded)
+        differ = next((f"{a.test} call {a.index}" for a, b in zip(now, stored.places)
+                       if a != b), "the number of calls")
+        yield Problem(slug, path, 1, f"{path.name} does not list the calls the suite makes now "
+                      f"(first difference: {differ})", fix, "confirm-table")
 
 
 def judge(graded: Iterable[tuple[Graded, ExerciseResult | str]],
