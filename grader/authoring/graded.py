@@ -268,8 +268,9 @@ def table_problems(slug: str, recorded: list[calls.Call] | None = None) -> Itera
     if stored is None:
         yield Problem(slug, path, 1, f"{path.name} is missing or older than the suite and the "
                       "reference", fix, "confirm-table")
-    elif recorded is not None and calls.places_of(slug, recorded) != stored.places:
-        now = calls.places_of(slug, recorded)
+        return
+    now = stored.places if recorded is None else calls.places_of(slug, recorded)
+    if now != stored.places:
         differ = next((f"{a.test} call {a.index}" for a, b in zip(now, stored.places)
                        if a != b), "the number of calls")
         yield Problem(slug, path, 1, f"{path.name} does not list the calls the suite makes now "

@@ -57,7 +57,6 @@ from __future__ import annotations
 import ast
 import copy
 import io
-import math
 import multiprocessing
 import os
 import random
@@ -74,6 +73,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import catalog
+from grader.sandbox.treewatch import cpu_seconds
 
 if TYPE_CHECKING:
     from grader.authoring.calls import Call
@@ -722,7 +722,7 @@ class Replayer:
             self._start()
         started = time.monotonic()
         deadline, allowed = started + MIN_LIMIT_S, MIN_LIMIT_S
-        cpu_before = _cpu_seconds(self._child.pid)
+        cpu_before = cpu_seconds(self._child.pid)
         try:
             self._conn.send(task)
             while True:
@@ -735,8 +735,7 @@ class Replayer:
                 # past the limit: a child that used its time runs too long; one that waited
                 # for a CPU others took (a loaded machine) gets the rest, up to STARVED_WALL
                 # times the limit in all, so that load never makes an equivalent mutant differ
-                now = _cpu_seconds(self._child.pid)
-                used = math.inf if math.inf in (now, cpu_before) else now - cpu_before
+                used = cpu_seconds(self._child.pid) - cpu_before
                 if used >= 0.9 * allowed or \
                         time.monotonic() - started >= STARVED_WALL * allowed:
                     break
@@ -750,15 +749,6 @@ class Replayer:
 
 STARVED_WALL = 6  # a replay starved of CPU may take this many times its limit, wall clock
 
-
-def _cpu_seconds(pid: int) -> float:
-    """The CPU time process ``pid`` has used (user and system, from /proc); infinite where it
-    cannot be read (then the wall-clock limit alone applies)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return math.inf
 
 
 # -- the sample, its graded files and their judges ----------------------------------------------
