@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import catalog
+from grader import catalog, late, rubric
 from grader.engine.feedback import LEVELS
 from grader.engine.policy import Policy
 
-KEYS = {"title", "exercises", "due", "feedback", "limits", "points"}
+KEYS = {"title", "exercises", "due", "feedback", "limits", "points", "rubric", "late"}
 LIMIT_KEYS = {"call_seconds", "submission_seconds"}
 
 
@@ -48,6 +48,8 @@ class Assignment:
     submission_seconds: float | None = None
     points: dict[str, float] = field(default_factory=dict)
     path: Path | None = None
+    rubric: rubric.Rubric | None = None  # items a teacher applies in `grade review`
+    late: late.LatePolicy | None = None  # penalties for a submission after `due`
 
     def policy(self, feedback: str | None = None) -> Policy:
         """The grading settings of this assignment (``feedback`` overrides its level)."""
@@ -61,6 +63,26 @@ class Assignment:
                 "due": self.due.isoformat() if self.due else None,
                 "call_seconds": self.call_seconds,
                 "submission_seconds": self.submission_seconds, "points": dict(self.points)}
+
+
+# what only the teacher reads: the rubric (their marking guide), the late policy (its
+# extensions name students); a release's copy of the assignment leaves them out
+TEACHER_ONLY = ("rubric", "late")
+
+
+def released_text(task: Assignment) -> str:
+    """The text of ``task``'s file as a release ships it: ``TEACHER_ONLY`` fields left out
+    (the file as written when it has none, comments kept)."""
+    import tomli_w
+
+    assert task.path is not None
+    text = Path(task.path).read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    if not set(TEACHER_ONLY) & set(data):
+        return text
+    kept = {k: v for k, v in data.items() if k not in TEACHER_ONLY}
+    return ("# the assignment as released (the teacher's rubric and late policy left out)\n"
+            + tomli_w.dumps(kept))
 
 
 def load(path: Path) -> Assignment:
@@ -122,7 +144,15 @@ def parse(data: dict[str, Any], path: Path | None = None) -> Assignment:
             raise bad(f"points.{slug}: not one of the assignment's exercises")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise bad(f"points.{slug} must be a number >= 0")
+    try:
+        items = rubric.parse(data.get("rubric"), exercises)
+        policy = late.parse(data.get("late"), path)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    if policy is not None and due is None:
+        raise bad("[late] needs a 'due' date to count lateness from")
     return Assignment(title=title.strip(), exercises=tuple(exercises), feedback=feedback,
                       due=due, call_seconds=limits.get("call_seconds"),
                       submission_seconds=limits.get("submission_seconds"),
-                      points={k: float(v) for k, v in points.items()}, path=path)
+                      points={k: float(v) for k, v in points.items()}, path=path,
+                      rubric=items, late=policy)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from grader.commands import bulk, doctor, grading, interview, learner, pack, release
+from grader.commands import bulk, doctor, grading, interview, learner, pack, release, review
 from grader.commands.common import complete_exercise
 
 
@@ -50,6 +50,7 @@ def main() -> None:
     grade solution EX           the reference, once you have passed
     grade interview             a mock interview against the clock
     grade bulk SUBMISSIONS --out DIR   grade a whole class (teachers)
+    grade review DIR            review a graded class: rubric, comments (teachers)
     grade release --assignment FILE OUT   a student release (or --gradescope OUT.zip)
     grade doctor                what isolation this machine gives learner code
     grade pack new EX | check [EX]...   write and check exercises (authors)
@@ -61,5 +62,5 @@ def main() -> None:
 
 for _command in (grading.run, learner.list_exercises, learner.show, learner.hint, learner.reset,
                  learner.solution, learner.progress, interview.interview, bulk.bulk,
-                 release.release, doctor.doctor, pack.pack):
+                 release.release, doctor.doctor, pack.pack, review.review):
     main.add_command(_command)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 _NOT_GRADING = {"bulk", "list", "show", "hint", "reset", "solution", "progress", "interview",
-                "doctor", "--version"}
+                "doctor", "review", "--version"}
 
 
 def start_fork_server_early(argv: list[str]) -> None:

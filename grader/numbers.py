@@ -8,9 +8,11 @@
   they are.
 - ``short``: a value on a figure's axis or cell, four significant digits.
 - ``json_number``: a number JSON can hold (non-finite ones as strings), optionally rounded.
+- ``apportion``: parts of a total rounded so that, as written, they add up to it exactly.
 - ``generated``: when a report is written (``SOURCE_DATE_EPOCH`` fixes it).
 - ``seconds``: a duration (``None``, not reported, as nothing).
 - ``percent`` and ``level``: a score's share of its maximum, and the colour band of a bar.
+- ``span``: a length of time in days, hours and minutes (how late a submission is).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ import numpy as np
 def points(x: float | int | None) -> str:
     """A score for a person: at most two decimals, no trailing zeros; ``None`` -> ``""``."""
     return exact(x, 2)
+
+
+def signed_points(x: float) -> str:
+    """A change of score for a person: ``+1``, ``-0.5``, ``0`` (``points`` with its sign)."""
+    text = points(x)
+    return text if text.startswith("-") or text == "0" else "+" + text
 
 
 def exact(x: float | int | None, decimals: int = 6) -> str:
@@ -91,6 +99,17 @@ def json_number(x: Any, digits: int | None = None) -> Any:
     return float(f"{x:.{digits}g}") if digits else x
 
 
+def apportion(parts: list[float], total: float, decimals: int = 6) -> list[float]:
+    """``parts`` rounded to ``decimals`` decimals, the rounding's remainder added to the first
+    largest, so that, as decimal numbers (what JSON writes), they add up exactly to ``total``
+    rounded alike: nine parts of ``10 / 9`` are one ``1.111112`` and eight ``1.111111``."""
+    unit = 10 ** decimals
+    units = [round(p * unit) for p in parts]
+    if units:
+        units[units.index(max(units))] += round(total * unit) - sum(units)
+    return [u / unit for u in units]
+
+
 def percent(score: float, max_score: float, digits: int = 1) -> float:
     return round(100 * score / max_score, digits) if max_score else 0.0
 
@@ -106,3 +125,17 @@ def level(score: float, max_score: float) -> str:
     """The colour band of a score's bar: ``""`` (>= 80%), ``"mid"`` (>= 40%), ``"low"``."""
     p = percent(score, max_score)
     return "" if p >= 80 else ("mid" if p >= 40 else "low")
+
+
+def span(seconds: float) -> str:
+    """A length of time for a person, rounded up (a part of a minute counts, as a part of a
+    day does for a late penalty): ``1 d 2 h 5 min``, ``7 d``, ``45 min``; under a minute in
+    whole seconds (``1 s``: never ``0 s`` for a positive time)."""
+    if seconds < 60:
+        whole = max(math.ceil(seconds), 0)
+        return "1 min" if whole == 60 else f"{whole} s"
+    minutes = math.ceil(seconds / 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    parts = [f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min")) if n]
+    return " ".join(parts)

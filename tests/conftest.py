@@ -20,10 +20,11 @@ from grader.engine.runner import grade
 # about a second or less each; the whole suite (``./dev test``) still runs them all.
 FAST_MODULES = frozenset({
     "test_adjust", "test_assignment", "test_bulk_layouts", "test_compare", "test_csv_cells",
-    "test_doctor", "test_evidence", "test_failure_hints", "test_gpu_watch", "test_gradebooks",
-    "test_hostile_files", "test_learner_edges", "test_moodle", "test_notebook_extract",
-    "test_notebook_note", "test_oracles", "test_protocol", "test_reply_reader",
-    "test_report_visuals", "test_results_model", "test_shared_inputs", "test_similarity",
+    "test_doctor", "test_evidence", "test_exports", "test_failure_hints", "test_gpu_watch",
+    "test_gradebooks", "test_hostile_files", "test_late", "test_learner_edges",
+    "test_lms_roundtrip", "test_moodle", "test_notebook_extract", "test_notebook_note",
+    "test_oracles", "test_protocol", "test_reply_reader", "test_report_visuals",
+    "test_results_model", "test_review", "test_shared_inputs", "test_similarity",
     "test_source_rules", "test_source_text", "test_suite_helpers",
 })
 

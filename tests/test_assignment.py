@@ -97,3 +97,31 @@ def test_an_assignment_sets_the_scope_the_points_and_the_level(tmp_path):
     hidden = [t for t in data["exercises"][0]["tests"] if t["visibility"] != "public"]
     assert hidden and all(t["description"] == "" for t in hidden)  # the graded level
     assert "Week 3" in (tmp_path / "o/index.html").read_text()
+
+
+def test_a_release_leaves_out_what_only_the_teacher_reads(tmp_path):
+    """The late policy (its extensions name students) and the rubric stay with the teacher:
+    a student release and the Gradescope bundle carry the assignment without them, and it
+    still loads; a file without them is shipped as written."""
+    import zipfile
+
+    from grader.release.gradescope import write_bundle
+
+    path = tmp_path / "assignment.toml"
+    path.write_text('# week 1\ntitle = "Week 1"\nexercises = ["grid_local_mask"]\n'
+                    'due = 2026-12-01T12:00:00Z\n[points]\ngrid_local_mask = 10\n'
+                    '[late]\nper_day = "10%"\n[late.extensions]\n"Jones, Bob" = "2 days"\n')
+    task = assignment.load(path)
+    assert task.late is not None
+    shipped = assignment.released_text(task)
+    assert "[late" not in shipped and "per_day" not in shipped and "Jones" not in shipped
+    (tmp_path / "shipped.toml").write_text(shipped)
+    again = assignment.load(tmp_path / "shipped.toml")
+    assert (again.title, again.exercises, again.due, again.points, again.late) == \
+        (task.title, task.exercises, task.due, task.points, None)
+    write_bundle(task, tmp_path / "bundle.zip")
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as zf:
+        assert zf.read("assignment.toml").decode() == shipped
+    plain = tmp_path / "plain.toml"
+    plain.write_text('# week 1\ntitle = "Week 1"\nexercises = ["grid_local_mask"]\n')
+    assert assignment.released_text(assignment.load(plain)) == plain.read_text()

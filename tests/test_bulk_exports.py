@@ -322,11 +322,11 @@ def test_class_report_content(graded, page):
 def test_class_report_knows_the_class(graded):
     """Names, students without a submission, a late column, adjustments beside the computed
     score, every file written and other pages in the footer, scores with two decimals."""
-    from grader.engine.results import Adjustment
+    from grader.engine.results import MarkKind
 
     models = copy.deepcopy(graded["models"])
     carol = next(m for m in models if m.submission == "s10-carol")
-    carol.adjustment = Adjustment(total=130 / 9, comment="regrade <ok>")
+    carol.add_mark(MarkKind.ADJUST, 130 / 9 - carol.score, "regrade <ok>")
     page = class_report.render_class_report(
         models, graded["rejected"], title="T", layout="folders", generated="now",
         names={"s01-alice": "Alice A.", "s04-frank": "Frank F."}, absent=["Zoe Z."],

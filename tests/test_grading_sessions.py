@@ -100,3 +100,24 @@ def test_suites_that_cannot_run_make_every_submission_ungradable(tmp_path, monke
     assert sorted(outcome.failures) == [
         (i, "RuntimeError: the hidden suites could not run (pytest exit 3)")
         for i in ("a", "b", "c")]
+
+
+def test_a_ctrl_c_swallowed_where_it_landed_still_ends_the_run(tmp_path):
+    """Ctrl-C raises KeyboardInterrupt wherever the main thread is; where Python swallows
+    it (a garbage-collector callback, as Dask's was seen to, or a ``__del__``) the run still
+    ends after the answer at hand and says it was interrupted (it was seen finishing with exit
+    0). Here the interrupt lands in a callback that swallows it, after the first answer."""
+    import signal
+
+    def swallowing(sub_id: str, finished: bool) -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as `Exception ignored in: <gc callback>` does
+
+    outcome = bulk.grade_all(_subs(tmp_path, ["a", "b", "c", "d", "e", "f"]),
+                             exercises=["grid_local_mask"], device="cpu",
+                             out=tmp_path / "out", workers=1, force=True, on_done=swallowing)
+    assert outcome.interrupted
+    assert outcome.graded < 6  # stopped after the first answer, not at the end
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

@@ -18,7 +18,6 @@ from conftest import csv_rows, edit_source
 from grader import catalog
 from grader.bulk.layouts import discover
 from grader.report import gradebooks, moodle_worksheet
-from grader.report.csv_cells import cell
 
 GRADE = str(Path(sys.executable).with_name("grade"))
 SLUG, OTHER = "grid_local_mask", "attention_rollout"
@@ -196,7 +195,7 @@ def test_the_filled_worksheet_matches_moodle_column_by_column(moodle_class):
             if column in ("Grade", "Feedback comments") and was[1] in ("Alice Smith",
                                                                        "Bob Jones"):
                 continue
-            assert now[i] == cell(was[i]), (was[1], column)  # as read (csv_cells: inert)
+            assert now[i] == was[i], (was[1], column)  # as read, never escaped
     alice, bob, cy, dee = rows[1:]
     assert alice[g] == "100.00" and alice[f].startswith("Autograded: 10 of 10 points")
     computed = json.loads((moodle_class["out"] / "Bob_Jones_5102/results.json").read_text())[
@@ -206,7 +205,7 @@ def test_the_filled_worksheet_matches_moodle_column_by_column(moodle_class):
     assert "Submitted late." in bob[f] and "regrade: the mask, transposed" in bob[f]
     assert cy[g] == "" and cy[f] == ""              # no submission: left as it was
     assert dee[g] == "70.00" and dee[f] == "Good start"  # graded in Moodle: untouched
-    assert dee[2].startswith("'=")                  # a formula-like cell made inert
+    assert dee[2] == "=cmd|' /C calc'!A0"          # as Moodle wrote it (Verbatim)
 
 
 def test_the_moodle_class_has_names_no_moodle_csv_and_says_who_is_unknown(moodle_class):

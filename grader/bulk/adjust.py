@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import Adjustment, SubmissionResult
+from grader.engine.results import MarkKind, SubmissionResult
 
 _FIELDS = ("student", "points", "total", "comment")
 
@@ -175,13 +175,15 @@ def apply(results: list[SubmissionResult], adjustments: dict[str, Line]) -> list
             notices.append(f"The adjustment of {sid} (line {a.line}) was not applied: it has "
                            "no graded result.")
             continue
-        total = a.total if a.total is not None else r.score + (a.points or 0.0)
-        kept = min(max(total, 0.0), r.max_score)
-        if kept != total:
+        # an adjustment applies to the total the marks before it left (rubric items)
+        before = r.final_score
+        total = a.total if a.total is not None else before + (a.points or 0.0)
+        mark = r.add_mark(MarkKind.ADJUST, total - before, a.comment)
+        if mark.kept:
+            kept = before + mark.points
             notices.append(f"The adjusted total of {sid} (line {a.line}) is "
                            f"{numbers.points(total)}, kept at {numbers.points(kept)} (within 0 "
                            f"and {numbers.points(r.max_score)}).")
-        r.adjustment = Adjustment(total=kept, comment=a.comment)
     return notices
 
 

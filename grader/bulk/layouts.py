@@ -61,10 +61,17 @@ Decisions on cases the download formats leave open:
   notebook that cannot be graded is an unusable copy. A notebook and a ``.py`` for one exercise
   in the same upload are both unusable (the learner must choose); in different Canvas uploads
   the latest wins, as for two ``.py``.
+- When a submission was made (``Submission.submitted_at``, for the late policy,
+  ``grader/late.py``) is known only from a Moodle zip, by its members' times (see
+  ``moodle_layout.py``). A Canvas zip's members all carry the time the zip was made (Canvas's
+  ``content_zipper.rb`` leaves rubyzip's default), so a Canvas submission's time is unknown: only
+  its ``late`` flag is. A folder, a folder of zips, ``.py`` files and an unzipped Moodle download
+  give no time either (a file's time changes with each copy and unzip).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import os
@@ -96,6 +103,8 @@ class Submission:
     lms_id: str = ""     # the LMS's user id (Canvas: the number in the file names)
     lms_name: str = ""   # the name the LMS gave the files
     lms_kind: str = ""   # "moodle" for a Moodle download ("" with an lms_id: Canvas)
+    # when it was submitted, as the download says (only a Moodle zip does); None: unknown
+    submitted_at: datetime.datetime | None = None
 
     def __post_init__(self) -> None:  # names of uploaded files and members: shown inert
         self.notes = [inert(note) for note in self.notes]

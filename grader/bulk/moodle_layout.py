@@ -16,11 +16,24 @@ inside a zip they uploaded (read as one ``zips`` submission, deeper than the fil
 it). Limits apply per participant. Ids are ``<name>_<participant id>`` sanitised; the
 ``Submission`` carries ``lms_id`` (the participant id), ``lms_name`` (the full name) and
 ``lms_kind`` ``"moodle"``.
+
+``submitted_at`` (a zip only) is the latest time of the participant's ``file`` plugin members
+(its last change of a file, as the submission's "Last modified" counts it), as the zip says:
+an extended timestamp's (UTC) when a member has one, else its DOS time, which has no zone and
+is read in this machine's zone. Which time Moodle writes depends on its version: each file's
+own modification time (recent versions), the time the file's content was first stored on the
+server (before 4.1: about when it was uploaded), or the time of the download for every member
+(the zip writer of 4.1 onward, until it kept each file's time). The last kind is refused, and
+every time of the zip is then unknown: member times that all fall within 10 minutes, or that,
+from 3 participants on, never go back from one member to the next (in the zip's order), are
+taken for the download's. An unzipped download gives no time (``None``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import struct
 import zipfile
 from contextlib import ExitStack
 from pathlib import Path
@@ -32,6 +45,8 @@ _MEMBER_RE = re.compile(
     r"(?:_?/(?P<path>.+)|_(?P<flat>[^/]+))")
 _FOLDER_RE = re.compile(r"(?P<name>.+?)_(?P<pid>\d{1,30})_assignsubmission_(?P<plugin>[a-z0-9]+)_?")
 _WHY = "the shallowest of {n} copies"
+_DOWNLOAD_WINDOW = dt.timedelta(minutes=10)  # member times this close: the download's time
+_EXTENDED_TIMESTAMP = 0x5455  # the "UT" extra field: modification time, seconds since 1970
 
 
 def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
@@ -40,6 +55,7 @@ def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
     with L.open_zip(path) as zf:
         groups: dict[str, list[tuple[zipfile.ZipInfo, re.Match[str]]]] = {}
         stray: list[zipfile.ZipInfo] = []
+        stamps: list[tuple[str, dt.datetime]] = []  # (participant, a file's time), zip order
         for info in zf.infolist():
             parts = L._parts(info.filename)
             if info.is_dir() or not parts or L._is_junk(parts[:1]):
@@ -49,8 +65,11 @@ def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
                 stray.append(info)
             else:
                 groups.setdefault(str(int(m["pid"])), []).append((info, m))
+                if m["plugin"] == "file" and (when := member_time(info)) is not None:
+                    stamps.append((str(int(m["pid"])), when))
         if not groups:
             return None
+        times = submission_times(stamps)
         for info in stray:
             why = ("has an unsafe path" if L._unsafe_name(info.filename)
                    else "is not named like a Moodle submission "
@@ -61,7 +80,7 @@ def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
         ordered = sorted(((f"{members[0][1]['name']}_{pid}", pid, members)
                           for pid, members in groups.items()), key=lambda item: item[0])
         for raw, pid, members in ordered:
-            _finish_zip_participant(raw, pid, members, zf, path, ctx)
+            _finish_zip_participant(raw, pid, members, zf, path, ctx, times.get(pid))
     files = sum(len(m) for _, _, m in ordered)
     return L.Discovery("moodle", f"a Moodle 'Download all submissions' zip ({path.name}): "
                        f"{files} files from {len(ordered)} participants",
@@ -109,17 +128,55 @@ def _scan_participant(entries: list[tuple[Path, re.Match[str]]], ctx: L._Context
     return found
 
 
+def member_time(info: zipfile.ZipInfo) -> dt.datetime | None:
+    """When a zip member was last modified, as the zip says: its extended timestamp (UTC)
+    when it has one, else its DOS time (no zone: read in this machine's zone); ``None`` when
+    neither reads, or for the DOS time 1980-01-01 00:00 (what writers put for none)."""
+    try:
+        extra = bytes(info.extra)
+        while len(extra) >= 4:
+            kind, size = struct.unpack("<HH", extra[:4])
+            body, extra = extra[4:4 + size], extra[4 + size:]
+            if kind == _EXTENDED_TIMESTAMP and len(body) >= 5 and body[0] & 1:
+                return dt.datetime.fromtimestamp(struct.unpack("<i", body[1:5])[0], dt.UTC)
+        if tuple(info.date_time) == (1980, 1, 1, 0, 0, 0):
+            return None
+        return dt.datetime(*info.date_time).astimezone()
+    except (ValueError, TypeError, OverflowError, OSError, struct.error):
+        return None
+
+
+def submission_times(stamps: list[tuple[str, dt.datetime]]) -> dict[str, dt.datetime]:
+    """Participant id -> the latest time of their files, from ``(participant, a file
+    member's time)`` in the zip's order; empty when the times look like the download's (all
+    within 10 minutes, or never going back across 3 participants or more)."""
+    if not stamps:
+        return {}
+    when = [t for _, t in stamps]
+    if max(when) - min(when) < _DOWNLOAD_WINDOW:
+        return {}
+    if len({pid for pid, _ in stamps}) >= 3 and all(a <= b for a, b in zip(when, when[1:])):
+        return {}
+    times: dict[str, dt.datetime] = {}
+    for pid, t in stamps:
+        times[pid] = max(times.get(pid, t), t)
+    return times
+
+
 def _finish(ctx: L._Context, sid: str, found: L._Found, notes: list[str], source: str,
-            pid: str, name: str, chosen_in: str | None = None) -> None:
+            pid: str, name: str, chosen_in: str | None = None,
+            submitted_at: dt.datetime | None = None) -> None:
     before = len(ctx.submissions)
     ctx.finish(sid, found, notes, source, _WHY, chosen_in=chosen_in, lms=(pid, name))
     if len(ctx.submissions) > before:
         ctx.submissions[-1].lms_kind = "moodle"
+        ctx.submissions[-1].submitted_at = submitted_at
 
 
 def _finish_zip_participant(raw: str, pid: str,
                             members: list[tuple[zipfile.ZipInfo, re.Match[str]]],
-                            zf: zipfile.ZipFile, path: Path, ctx: L._Context) -> None:
+                            zf: zipfile.ZipFile, path: Path, ctx: L._Context,
+                            submitted_at: dt.datetime | None = None) -> None:
     source = f"{path.name}: {L._names(info.filename for info, _ in members)}"
     claimed = ctx.claim(raw.replace(" ", "_"), source)
     if claimed is None:
@@ -134,7 +191,7 @@ def _finish_zip_participant(raw: str, pid: str,
             for info, m in sorted(members, key=lambda im: im[0].filename):
                 _member(info, m, zf, budget, found, stack, ctx)
             _finish(ctx, sid, found, notes, source, pid, raw.rpartition("_")[0],
-                    chosen_in=path.name)
+                    chosen_in=path.name, submitted_at=submitted_at)
     except L._Reject as exc:
         ctx.reject_owned(sid, str(exc), source)
     except Exception as exc:  # noqa: BLE001 - one submission never stops the class

@@ -181,7 +181,12 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
         else:
             todo.append((sub, key))
 
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Ctrl-C (or SIGTERM) raises KeyboardInterrupt, and is also remembered: one raised
+    # where Python swallows exceptions (a garbage-collector callback of Dask's, a __del__)
+    # still ends the run between two answers, and the outcome says it was interrupted
+    stop = _Stop()
+    previous_term = signal.signal(signal.SIGTERM, stop.handle)
+    previous_int = signal.signal(signal.SIGINT, stop.handle)
     pool = None if cluster is not None or not todo else \
         _Pool(min(workers, len(todo)), (exercises, device, str(out), budget_s, policy))
     earlier: dict[str, dict[str, Any]] = {}  # id -> its public round's handover data
@@ -217,16 +222,21 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
                     outcome.graded += 1
                 if on_done:  # a failed public round ends the submission's rounds
                     on_done(sub_id, error is not None or phase is rounds[-1])
+                if stop.asked:
+                    raise KeyboardInterrupt
     except KeyboardInterrupt:
+        stop.asked = True
+    finally:
+        if pool is not None:
+            pool.close()
+        signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGINT, previous_int)
+    if stop.asked:
         outcome.interrupted = True
         # a pool process killed while writing leaves its temporary file: the reports stay
         # complete (writes are atomic), and the leftovers go
         for tmp in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:
             tmp.unlink(missing_ok=True)
-    finally:
-        if pool is not None:
-            pool.close()
-        signal.signal(signal.SIGTERM, previous_term)
     outcome.results = [by_id[k] for k in sorted(by_id)]
     return outcome
 
@@ -251,8 +261,15 @@ def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
         yield sub_id, data, error, ended
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class _Stop:
+    """The run's stop request: ``handle`` is the SIGINT/SIGTERM handler."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.asked = True
+        raise KeyboardInterrupt
 
 
 class _Pool:

@@ -10,7 +10,7 @@ import click
 
 from grader import numbers
 from grader.engine.policy import Policy
-from grader.files import defer_sync, make_dir, sync_tree
+from grader.files import atomic_write_bytes, defer_sync, make_dir
 
 from .common import (
     EXIT_INTERNAL,
@@ -43,79 +43,16 @@ def _read_adjustments(path: Path | None):
     return read_option_file(path, read_adjustments, AdjustError)
 
 
-def _people(submissions: list, rejected: list) -> list:
-    from grader.report.gradebooks import Person
-
-    return [Person(s.id, s.lms_id, s.lms_name, s.lms_kind) for s in submissions] + \
-        [Person(r.id) for r in rejected]
-
-
 def _resolve_adjustments(path: Path | None, lines, people: list, roster, klass) -> dict:
     """Submission id -> adjustment line; exit 2 (naming the line) for a student not in the
     class, before anything is graded or written."""
-    if lines is None:
-        return {}
-    from grader.bulk.adjust import AdjustError, resolve, student_keys
+    from grader.bulk.adjust import AdjustError
+    from grader.bulk.exports import adjustments
 
-    by_sub = {sub: sid for sid, sub in klass.by_student.items()}
-    students = {s["ID"]: s for s in roster.students} if roster is not None else {}
-    named = [(p.id, [p.lms_id, p.lms_name, klass.names.get(p.id, ""),
-                     *students.get(by_sub.get(p.id, ""), {}).values()]) for p in people]
     try:
-        return resolve(path, lines, student_keys(named))
+        return adjustments(path, lines, people, roster, klass)
     except AdjustError as exc:
         raise click.UsageError(str(exc)) from None
-
-
-def _gradebooks(out: Path, title: str, results: list, people: list, roster,
-                klass) -> tuple[list[str], list[str]]:
-    """Write the LMS gradebooks: canvas.csv (a Canvas roster, or a Canvas download's user
-    ids), moodle-worksheet.csv (a Moodle grading worksheet as the roster) or moodle.csv;
-    return (the files written, the sentences the summary and the class report must show)."""
-    from grader.numbers import exact
-    from grader.report.gradebooks import (
-        lms_totals,
-        write_canvas_csv,
-        write_moodle_csv,
-        write_moodle_worksheet,
-    )
-
-    totals = lms_totals(results)
-    # every result of a run has the same exercises and points (scaled by the assignment)
-    most = max((r.max_score for r in results), default=0)
-    files, notices = [], []
-    for stale in ("canvas.csv", "moodle.csv", "moodle-worksheet.csv"):  # an earlier run's
-        (out / stale).unlink(missing_ok=True)
-    moodle = roster is not None and roster.kind == "moodle"
-    if klass.unmatched and roster is not None:
-        book = "moodle-worksheet.csv" if moodle else "canvas.csv"
-        notices.append(f"{len(klass.unmatched)} submission(s) match no student of the "
-                       f"roster and are not in {book}: {', '.join(klass.unmatched)}.")
-    if moodle:
-        write_moodle_worksheet(out / "moodle-worksheet.csv", roster, results, people, klass.late)
-        return ["moodle-worksheet.csv"], notices
-    if roster is not None or any(p.lms_id and not p.lms_kind for p in people):
-        unplaced = write_canvas_csv(out / "canvas.csv", title, totals, exact(most),
-                                    roster, people)
-        files.append("canvas.csv")
-        if unplaced and roster is None:
-            notices.append(f"{len(unplaced)} submission(s) have no Canvas user id and are "
-                           f"not in canvas.csv: {', '.join(unplaced)}.")
-    if any(p.lms_kind == "moodle" for p in people):
-        notices.append("No moodle.csv: a Moodle download's names are not Moodle usernames; "
-                       "pass the assignment's grading worksheet as --roster to get "
-                       "moodle-worksheet.csv.")
-        return files, notices
-    left_out = write_moodle_csv(out / "moodle.csv", title, totals, roster, people)
-    if left_out is None:
-        notices.append("No moodle.csv: no student has a username Moodle could know (a "
-                       "Canvas download's names are not usernames).")
-        return files, notices
-    files.append("moodle.csv")
-    if left_out:
-        notices.append(f"{len(left_out)} row(s) left out of moodle.csv (no username Moodle "
-                       f"knows): {', '.join(left_out)}.")
-    return files, notices
 
 
 @click.command("bulk")
@@ -179,9 +116,9 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     import contextlib
     import tempfile
 
-    from grader.bulk import adjust, layouts, runner
+    from grader.bulk import exports, layouts, manifest, runner
     from grader.engine import expected
-    from grader.report import class_html, gradebooks, gradescope, junit
+    from grader.report import gradebooks
     from grader.report.progress import Progress
     from grader.sandbox import readable
     from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
@@ -203,6 +140,7 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
     title = title or (task.title if task else "Class report")
     budget = time_budget or (task.submission_seconds if task and task.submission_seconds
                              else 900.0)
+    _check_canvas_column(students, title)
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-bulk-"))
         try:
@@ -219,9 +157,12 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             scope = (f"No assignment given: graded the exercises found in at least one "
                      f"submission ({', '.join(slugs) or 'none'}).")
         dev = resolve_device(device, slugs) if scheduler is None else device
-        people = _people(found.submissions, found.rejected)
+        people = [gradebooks.Person(s.id, s.lms_id, s.lms_name, s.lms_kind)
+                  for s in found.submissions] + [gradebooks.Person(r.id) for r in found.rejected]
         klass = gradebooks.class_list(students, people)
-        adjustments = _resolve_adjustments(adjust_file, adjust_lines, people, students, klass)
+        # checked now (exit 2 naming the line), applied with the exports when grading ends
+        _resolve_adjustments(adjust_file, adjust_lines, people, students, klass)
+        _check_extensions(task, people, students, klass)
         make_dir(out)  # nothing is written before the input and the option files are checked
         defer_sync()  # every file still whole or absent; flushed once, at the end
         clash = [s for s in found.submissions if s.id in RESERVED_IDS]
@@ -266,31 +207,33 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
             else:
                 pages.append((page.name, "similarity check"))
                 click.echo(f"Similarity check: {page}")
+        _keep_files(out, found.submissions)  # for `grade review`
     sweep_stale_cgroups()
     rejected = list(found.rejected) + [
         layouts.Rejected(id=i, reason=f"grading failed (not the learner's fault): {why}",
                          source="") for i, why in outcome.failures] + [
         layouts.Rejected(id=i, reason=why, source="") for i, why in outcome.ended]
-    generated = numbers.generated()
     done = {r.submission for r in outcome.results} | {e.id for e in rejected}
-    pending = [s.id for s in found.submissions if s.id not in done]
-    late = [s.id for s in found.submissions if s.late or s.id in klass.late]
-    notices = adjust.apply(outcome.results, adjustments)
-    for result in outcome.results:  # written at grading time: now with today's adjustments
-        gradescope.write_gradescope_json(out / result.submission / "gradescope.json", result)
-    files, lms_notices = _gradebooks(out, title, outcome.results, people, students, klass)
-    notices += lms_notices
-    class_html.write_class_report(out, outcome.results, rejected, title=title,
-                                  layout=found.description, generated=generated,
-                                  scope=f"{scope} Hidden tests: {policy.feedback} feedback.",
-                                  notices=notices, names=klass.names, absent=klass.absent,
-                                  late=late, files=["grades.csv", *files, "junit.xml"],
-                                  pages=pages)
-    gradebooks.write_grades_csv(out / "grades.csv", outcome.results, slugs, rejected,
-                                pending=pending, late=late, names=klass.names,
-                                absent=klass.absent)
-    junit.write_junit(out / "junit.xml", outcome.results, rejected)
-    sync_tree(out)
+    graded = {r.submission for r in outcome.results}
+    entries = [manifest.Entry(
+        id=s.id, status="graded" if s.id in graded else "pending",
+        name=klass.names.get(s.id, ""),
+        source=s.source, late=s.late, lms_id=s.lms_id, lms_name=s.lms_name,
+        lms_kind=s.lms_kind, submitted_at=_iso(getattr(s, "submitted_at", None)))
+        for s in found.submissions if s.id not in done or s.id in graded]
+    entries += [manifest.Entry(id=e.id, status="rejected", name=klass.names.get(e.id, ""),
+                               reason=e.reason, source=e.source) for e in rejected]
+    manifest.write(out, manifest.ClassManifest(
+        title=title, layout=found.description, generated=numbers.generated(),
+        scope=f"{scope} Hidden tests: {policy.feedback} feedback.", exercises=tuple(slugs),
+        students=tuple(entries), pages=tuple(pages)),
+        {"assignment": assignment_file, "roster": roster, "adjust": adjust_file,
+         "extensions": task.late.extensions_file if task and task.late else None})
+    try:
+        notices = exports.export(out, results=outcome.results).notices
+    except ValueError as exc:  # a file the exports read (review.json, ...) does not fit
+        raise click.UsageError(f"graded, but the exports could not be written: {exc}") \
+            from None
     for notice in notices:
         click.echo(notice, err=True)
     totals = [r.final_score / r.max_score for r in outcome.results if r.max_score]
@@ -304,6 +247,50 @@ def bulk(inputs: tuple[Path, ...], out: Path, assignment_file: Path | None,
                     "again to resume.", fg="yellow", err=True)
         sys.exit(130)
     sys.exit(EXIT_INTERNAL if outcome.failures or outcome.ended else EXIT_OK)
+
+
+def _check_extensions(task, people: list, roster, klass) -> None:
+    """Exit 2 before grading for a late policy's extensions file that does not fit (naming
+    the line) or an extension naming several submissions."""
+    if task is None or task.late is None:
+        return
+    from grader import late
+    from grader.bulk.adjust import student_keys
+    from grader.bulk.exports import named
+
+    try:
+        late.check_extensions(task.late, student_keys(named(people, roster, klass)))
+    except late.ExtensionError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _check_canvas_column(roster, title: str) -> None:
+    """Exit 2 before grading when a Canvas roster has two columns for the assignment."""
+    from grader.report.gradebooks import RosterError, canvas_column
+
+    if roster is not None and roster.kind == "canvas":
+        try:
+            canvas_column(roster, title)
+        except RosterError as exc:
+            raise click.UsageError(str(exc)) from None
+
+
+def _keep_files(out: Path, submissions: list) -> None:
+    """Each submission's files as graded, in ``OUT/<id>/submitted/`` (``grade review`` shows
+    them); an earlier run's copies replaced."""
+    import shutil
+
+    for sub in submissions:
+        folder = out / sub.id / "submitted"
+        if folder.exists():
+            shutil.rmtree(folder)
+        make_dir(folder)
+        for path in sub.files.values():  # written as every report file is (--private)
+            atomic_write_bytes(folder / path.name, path.read_bytes())
+
+
+def _iso(when) -> str | None:
+    return when.isoformat() if when is not None else None
 
 
 def _check_scheduler(scheduler: str, allow_insecure: bool) -> None:

@@ -164,13 +164,43 @@ class ExerciseResult:
         return round(sum(t.max_score for t in self.tests), 6)
 
 
-@dataclass
-class Adjustment:
-    """A teacher's change to a graded total (``grade bulk --adjust``): the new ``total`` and
-    why. Applied after grading, never cached: ``to_dict`` leaves it out."""
+class MarkKind(StrEnum):
+    """Where a change to a graded total comes from. Applied after grading, in this order,
+    each to the total the one before left (``bulk/exports.py``)."""
 
-    total: float
+    RUBRIC = "rubric"  # an item of the assignment's rubric, applied in `grade review`
+    ADJUST = "adjust"  # a line of `grade bulk --adjust`
+    LATE = "late"  # the assignment's late policy ([late] in assignment.toml)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One change to a submission's total after grading, never cached (``to_dict`` leaves
+    it out). ``asked``: the points it asked for; ``points``: what it changed the running
+    total by, kept within 0 and the maximum (``SubmissionResult.add_mark``); ``label``: the
+    teacher's words (a rubric item, an adjustment's comment) or the grader's sentence for the
+    late rule applied; ``exercise``: a rubric item's exercise, '' for the whole submission."""
+
+    kind: MarkKind
+    asked: float
+    points: float
+    label: str = ""
+    exercise: str = ""
+
+    @property
+    def kept(self) -> bool:
+        """Whether keeping the total within 0 and the maximum changed what was asked."""
+        return round(self.asked - self.points, 6) != 0
+
+
+@dataclass
+class Review:
+    """What a teacher wrote of a submission in ``grade review`` beside its rubric items: a
+    free ``comment``; ``stale`` when the review was made against an earlier result of the
+    submission (it was regraded since)."""
+
     comment: str = ""
+    stale: bool = False
 
 
 @dataclass
@@ -181,7 +211,9 @@ class SubmissionResult:
     duration_s: float | None = 0.0  # None: not reported (the graded level)
     isolation: dict[str, Any] = field(default_factory=dict)
     feedback: str = "full"  # what its hidden tests tell (engine/feedback.py)
-    adjustment: Adjustment | None = None  # set by ``grade bulk --adjust`` after grading
+    # set after grading (bulk/exports.py), never cached: rubric items, adjustments, late
+    marks: list[Mark] = field(default_factory=list)
+    review: Review | None = None  # a teacher's comment from `grade review`
 
     @property
     def score(self) -> float:
@@ -190,8 +222,23 @@ class SubmissionResult:
 
     @property
     def final_score(self) -> float:
-        """The total every gradebook exports: the adjustment's, else the computed score."""
-        return round(self.adjustment.total, 6) if self.adjustment else self.score
+        """The total every gradebook exports: the computed score changed by every mark."""
+        return round(self.score + sum(m.points for m in self.marks), 6)
+
+    def add_mark(self, kind: MarkKind, points: float, label: str = "",
+                 exercise: str = "") -> Mark:
+        """Record a change of ``points`` to the running total (``final_score``), kept within 0
+        and the maximum; return the mark (``kept`` says whether that changed it)."""
+        before = self.final_score
+        after = min(max(before + points, 0.0), self.max_score)
+        mark = Mark(kind=kind, asked=round(points, 6), points=round(after - before, 6),
+                    label=label, exercise=exercise)
+        self.marks.append(mark)
+        return mark
+
+    def marks_of(self, kind: MarkKind) -> list[Mark]:
+        """The marks of one kind, in the order they were applied."""
+        return [m for m in self.marks if m.kind is kind]
 
     @property
     def max_score(self) -> float:

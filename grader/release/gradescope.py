@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 from grader import catalog
-from grader.assignment import Assignment
+from grader.assignment import Assignment, released_text
 from grader.engine import confirm
 
 HERE = Path(__file__).parent / "gradescope"
@@ -55,7 +55,8 @@ def write_bundle(task: Assignment, out: Path) -> list[str]:
             info.external_attr = 0o100755 << 16  # executable once unzipped
             zf.writestr(info, (HERE / script).read_bytes())
             names.append(script)
-        zf.write(task.path, "assignment.toml")
+        zf.writestr(zipfile.ZipInfo.from_file(task.path, "assignment.toml"),
+                    released_text(task), compress_type=zipfile.ZIP_DEFLATED)
         names.append("assignment.toml")
         for path, name in _grader_files(tuple(task.exercises)):
             zf.write(path, name)

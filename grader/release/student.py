@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from grader import catalog
-from grader.assignment import Assignment
+from grader.assignment import Assignment, released_text
 from grader.sandbox.harness import protocol
 
 from .record import record
@@ -152,7 +152,7 @@ def write_release(task: Assignment, out: Path, *, force: bool = False,
     pyproject = out / "pyproject.toml"
     pyproject.write_text(_RUFF_TABLE.sub("", pyproject.read_text()))
     if task.path is not None:
-        shutil.copyfile(task.path, out / "assignment.toml")
+        (out / "assignment.toml").write_text(released_text(task), encoding="utf-8")
     public = sum(e["public"] for e in info["exercises"].values())
     hidden = sum(e["hidden"] for e in info["exercises"].values())
     due = f" (due {task.due:%Y-%m-%d %H:%M %Z})" if task.due else ""

@@ -23,9 +23,10 @@ import jinja2
 from markupsafe import Markup, escape
 
 from grader import catalog, numbers
-from grader.engine.results import ExerciseResult, SubmissionResult
+from grader.engine.results import ExerciseResult, MarkKind, SubmissionResult
 from grader.files import atomic_write_text, make_dir
 
+from . import marks
 from .plain import entry_get, natural_key
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -181,12 +182,11 @@ def class_report_context(results: list[SubmissionResult], rejected: list,
         by_slug = {e.exercise: e for e in r.exercises}
         score, max_score = r.final_score, r.max_score
         pcts.append(numbers.percent(score, max_score, 6))
-        adjustment = r.adjustment
         rows.append({"id": sid, "href": submission_href(sid), "order": k, "score": score,
                      "max": max_score, "pct": numbers.percent(score, max_score, 6),
                      "level": numbers.level(score, max_score), "name": names.get(sid, ""),
-                     "late": sid in late, "computed": r.score if adjustment else None,
-                     "comment": adjustment.comment if adjustment else "",
+                     "late": sid in late, "computed": r.score if marks.changed(r) else None,
+                     "comment": marks.comment(r),
                      "cells": [_cell(by_slug.get(slug)) for slug, _, _ in columns]})
         not_sub = [s for s, e in by_slug.items() if e.status == "not_submitted"]
         errored = [(s, e.message) for s, e in by_slug.items()
@@ -218,7 +218,8 @@ def class_report_context(results: list[SubmissionResult], rejected: list,
     return {"columns": columns, "rows": rows, "stats": stats, "hist": _histogram(pcts),
             "exercises": exercises, "top_mistakes": top, "rejected": rejected_rows,
             "missing": missing, "absent": absent, "named": bool(names) or bool(absent),
-            "any_late": bool(late)}
+            "any_late": bool(late),
+            "penalised": any(m.kind is MarkKind.LATE for r in results for m in r.marks)}
 
 
 def render_class_report(results: list[SubmissionResult], rejected: list, *, title: str,

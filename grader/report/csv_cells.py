@@ -1,6 +1,7 @@
 """The one CSV writer of every file the grader writes for a spreadsheet or an LMS
-(``grades.csv``, ``canvas.csv``, ``moodle.csv``): UTF-8 without BOM, CRLF line ends
-(RFC 4180), and no cell a spreadsheet would evaluate.
+(``grades.csv``, ``canvas.csv``, ``moodle.csv``, ``moodle-worksheet.csv``, ``similarity.csv``):
+UTF-8 without BOM, CRLF line ends (RFC 4180), and no cell a spreadsheet would evaluate, but
+those an LMS reads back as text.
 
 A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
 leading ``'`` (OWASP's advice against CSV formula injection), in every row, the header
@@ -8,6 +9,10 @@ included. Numbers are written as they are: an ``int`` or ``float`` cell, and a t
 that is entirely a decimal number (``-1``, ``+2``, ``-1.5``, ``-2e3``; ASCII digits only, no
 ``nan`` or ``inf``), and a lone ``-`` or ``+`` (no formula: Moodle's worksheet writes ``-`` for
 a date it does not have, and must read back what it wrote).
+
+A ``Verbatim`` cell is written exactly as it is: text an LMS stores as text and compares with
+what it has (a feedback comment, an assignment's title in a header, every cell of a Moodle
+worksheet read back), where a ``'`` would change what the teacher wrote.
 """
 
 from __future__ import annotations
@@ -25,9 +30,16 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
+class Verbatim(str):
+    """A text cell written as it is, never escaped: what an LMS reads back as text."""
+
+    __slots__ = ()
+
+
 def cell(value: Cell) -> str:
-    """``value`` as the text of a cell no spreadsheet evaluates (see the module docstring)."""
-    if isinstance(value, (int, float)):
+    """``value`` as the text of a cell no spreadsheet evaluates, a ``Verbatim`` one as it is
+    (see the module docstring)."""
+    if isinstance(value, (int, float, Verbatim)):
         return str(value)
     if value.startswith(FORMULA_STARTS) and _NUMBER.fullmatch(value) is None \
             and value not in ("-", "+"):

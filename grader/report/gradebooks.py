@@ -19,26 +19,38 @@ students without a submission last, in the roster's order.
 
 Every gradebook is written by ``csv_cells.write_csv``: a text cell starting with ``= + - @``, a
 tab or a carriage return gets a leading ``'`` (numbers excepted) so a spreadsheet never
-evaluates it; UTF-8 without BOM, CRLF line ends (RFC 4180). The cells an LMS reads keep full
-precision (``numbers.exact``): canvas.csv's assignment column, moodle.csv's grade column,
-the worksheet's ``Grade``.
+evaluates it, except the text an LMS stores as text and compares (``csv_cells.Verbatim``):
+canvas.csv's assignment header and every cell of the Moodle worksheet
+(``moodle_worksheet.fill``); UTF-8 without BOM, CRLF line ends (RFC 4180). The cells an LMS
+reads keep full precision (``numbers.exact``): canvas.csv's assignment column, moodle.csv's
+grade column, the worksheet's ``Grade``.
 
 Canvas imports a CSV whose first columns identify the student (Student, ID, SIS User ID, SIS
 Login ID, Section: the same as its gradebook export) and treats every other column as an
 assignment; its second row may give each assignment's points ("    Points Possible"). So
 ``canvas.csv`` holds those columns, copied for every roster student, one column for the
 assignment, and nothing else: the total as its score, an empty cell where there is nothing
-to grade. Moodle's gradebook CSV import maps an identifier column to a user field and stops
-at an identifier it does not know: ``moodle.csv`` has ``Username`` (a Canvas roster's SIS
-Login ID, else the id of a folder or zip submission), ``ID number`` (SIS User ID) and the
-assignment's column, and only rows whose username is one; ids made from a Canvas or Moodle
-download are never usernames, so those rows are left out (and said).
+to grade. Canvas finds a column's assignment by the id of a ``Title (id)`` header, else by
+a title equal to the whole header, else creates an assignment: the header is the roster's
+own column for the assignment when it has one (``canvas_column``), else the title.
+Moodle's gradebook CSV import maps an identifier column to a user field, stops at an
+identifier it does not know, and commits an empty grade as "no grade": ``moodle.csv`` has
+``Username`` (a Canvas roster's SIS Login ID, else the id of a folder or zip submission),
+``ID number`` (SIS User ID) and the assignment's column, and only rows whose username is one
+and that have a grade; ids made from a Canvas or Moodle download are never usernames, so
+those rows are left out (and said).
+
+A Moodle worksheet as the roster gives the names (the ``Identifier``, ``Participant 5101``,
+where blind marking writes no ``Full name``), the late flags of its ``Status`` and the
+submission times of its ``Last modified (submission)`` (``ClassList.submitted``).
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +58,9 @@ from pathlib import Path
 from grader import numbers
 from grader.engine.results import SubmissionResult
 
+from . import marks
 from . import moodle_worksheet as mw
-from .csv_cells import write_csv
+from .csv_cells import Verbatim, write_csv
 from .plain import entry_get, natural_key
 
 IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Root Account",
@@ -56,6 +69,7 @@ CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"
 _KEYS = {"canvas": ("SIS Login ID", "SIS User ID", "ID"),
          "moodle": (mw.IDENTIFIER, *mw.MATCH_COLUMNS, "ID")}
+_TITLE_ID = re.compile(r"(.*)\s\((\d+)\)")  # Canvas's Assignment.title_and_id
 
 
 class RosterError(ValueError):
@@ -69,6 +83,8 @@ class Roster:
     students: list[dict[str, str]] = field(default_factory=list)  # "ID" and "Student" always
     kind: str = "canvas"               # or "moodle": a grading worksheet
     worksheet: mw.Worksheet | None = None
+    assignments: list[str] = field(default_factory=list)  # Canvas: the other columns' headers
+    submitted: dict[str, dt.datetime] = field(default_factory=dict)  # Moodle: ID -> naive time
 
 
 @dataclass
@@ -83,13 +99,16 @@ class Person:
 
 @dataclass
 class ClassList:
-    """What the roster (or the LMS download) says about the class."""
+    """What the roster (or the LMS download) says about the class. ``submitted``: submission
+    id -> when it was submitted (aware), where a Moodle worksheet's ``Last modified
+    (submission)`` gives a time that parses (``moodle_worksheet.submitted_at``)."""
 
     names: dict[str, str] = field(default_factory=dict)      # submission id -> name
     absent: list[str] = field(default_factory=list)          # roster students, no submission
     late: set[str] = field(default_factory=set)              # late per the roster (Moodle)
     unmatched: list[str] = field(default_factory=list)       # submissions with no student
     by_student: dict[str, str] = field(default_factory=dict)  # roster ID -> submission id
+    submitted: dict[str, dt.datetime] = field(default_factory=dict)  # per the roster (Moodle)
 
 
 def read_roster(path: Path) -> Roster:
@@ -116,7 +135,7 @@ def read_roster(path: Path) -> Roster:
                           f"Student, ID, SIS User ID, SIS Login ID, Section; no "
                           f"{' or '.join(repr(c) for c in missing)}) nor a Moodle grading "
                           "worksheet (no Identifier and Grade columns)")
-    roster = Roster(columns)
+    roster = Roster(columns, assignments=[h for h in header[len(columns):] if h])
     for row in rows[1:]:
         cells = dict(zip(columns, (c.strip() for c in row)))
         if not cells.get("ID") or cells.get("Student", "") == POINTS_POSSIBLE.strip():
@@ -126,7 +145,6 @@ def read_roster(path: Path) -> Roster:
 
 
 def _moodle_roster(path: Path, rows: list[list[str]]) -> Roster:
-    rows = [[h.strip() for h in rows[0]], *rows[1:]]
     try:
         sheet = mw.read_worksheet(path, rows)
     except mw.WorksheetError as exc:
@@ -137,9 +155,13 @@ def _moodle_roster(path: Path, rows: list[list[str]]) -> Roster:
         if not pid:
             continue
         student = {c: sheet.cell(row, c) for c in (mw.IDENTIFIER, *mw.MATCH_COLUMNS)}
-        student.update({"ID": pid, "Student": sheet.cell(row, mw.FULL_NAME),
+        name = sheet.cell(row, mw.FULL_NAME) or student[mw.IDENTIFIER]  # blind marking
+        student.update({"ID": pid, "Student": name,
                         "late": "late" if mw.is_late(sheet, row) else ""})
         roster.students.append(student)
+        when = mw.submitted_at(sheet, row)
+        if when is not None:
+            roster.submitted[pid] = when
     return roster
 
 
@@ -165,9 +187,12 @@ def match(roster: Roster, people: Iterable[Person]) -> tuple[dict[str, str], lis
     return found, unmatched
 
 
-def class_list(roster: Roster | None, people: list[Person]) -> ClassList:
-    """Names, absent students and late flags of the class: from the roster when given, else
-    the names a Canvas or Moodle download gave its files."""
+def class_list(roster: Roster | None, people: list[Person],
+               tz: dt.tzinfo | None = None) -> ClassList:
+    """Names, absent students, late flags and submission times of the class: from the
+    roster when given, else the names a Canvas or Moodle download gave its files. A
+    worksheet's times are read in ``tz``, by default the machine's local time zone (``TZ``):
+    Moodle writes them in the downloading user's zone without naming it."""
     if roster is None:
         return ClassList(names={p.id: p.lms_name for p in people if p.lms_name})
     by_student, unmatched = match(roster, people)
@@ -180,6 +205,9 @@ def class_list(roster: Roster | None, people: list[Person]) -> ClassList:
         found.names[sub] = student["Student"]
         if student.get("late"):
             found.late.add(sub)
+        when = roster.submitted.get(student["ID"])
+        if when is not None:
+            found.submitted[sub] = when.replace(tzinfo=tz) if tz else when.astimezone()
     return found
 
 
@@ -188,14 +216,40 @@ def lms_totals(results: list[SubmissionResult]) -> dict[str, str]:
     return {r.submission: numbers.exact(r.final_score) for r in results}
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def canvas_column(roster: Roster | None, title: str) -> str:
+    """The header of the assignment's column in ``canvas.csv``: the Canvas roster's own
+    column for ``title``, ``title (id)`` as Canvas exports it (the title compared as written,
+    else with case and spaces folded), or ``title`` itself when it is one of the roster's
+    columns (``--title "Week 3 (4321)"``); else ``title``. ``RosterError`` when the roster has
+    several columns for ``title`` (two assignments with that title)."""
+    if roster is None or roster.kind != "canvas" or title in roster.assignments:
+        return title
+    titled = [(m[1], h) for h in roster.assignments if (m := _TITLE_ID.fullmatch(h))]
+    for same in (lambda t: t == title, lambda t: _folded(t) == _folded(title)):
+        found = [h for t, h in titled if same(t)]
+        if len(found) > 1:
+            raise RosterError(f"the roster has {len(found)} assignments titled {title!r} "
+                              f"({', '.join(found)}): name the one to grade with --title, "
+                              f"e.g. --title {found[0]!r}")
+        if found:
+            return found[0]
+    return title
+
+
 def canvas_rows(title: str, totals: dict[str, str], max_points: str, roster: Roster | None,
                 people: list[Person]) -> tuple[list[list[str]], list[str]]:
     """The rows of ``canvas.csv`` and the submissions that match no roster student.
 
-    ``totals``: submission id -> the total to import ("" for nothing to grade)."""
+    ``totals``: submission id -> the total to import ("" for nothing to grade). The
+    assignment's header is ``canvas_column``'s (``RosterError`` when it is ambiguous)."""
+    header = Verbatim(canvas_column(roster, title))
     if roster is not None:
         by_student, unmatched = match(roster, people)
-        rows = [[*roster.columns, title],
+        rows = [[*roster.columns, header],
                 [POINTS_POSSIBLE, *[""] * (len(roster.columns) - 1), max_points]]
         for student in roster.students:
             sub = by_student.get(student["ID"])
@@ -203,7 +257,7 @@ def canvas_rows(title: str, totals: dict[str, str], max_points: str, roster: Ros
                          totals.get(sub, "") if sub else ""])
         return rows, unmatched
     canvas = [p for p in people if p.lms_id and not p.lms_kind]
-    rows = [[*CANVAS_COLUMNS, title], [POINTS_POSSIBLE, "", "", "", "", max_points]]
+    rows = [[*CANVAS_COLUMNS, header], [POINTS_POSSIBLE, "", "", "", "", max_points]]
     rows += [[p.lms_name, p.lms_id, "", "", "", totals.get(p.id, "")] for p in canvas]
     return rows, [p.id for p in people if p not in canvas]
 
@@ -218,35 +272,39 @@ def write_canvas_csv(path: Path, title: str, totals: dict[str, str], max_points:
 
 
 def moodle_rows(title: str, totals: dict[str, str], roster: Roster | None,
-                people: list[Person]) -> tuple[list[list[str]], list[str]]:
+                people: list[Person]) -> tuple[list[list[str]], list[str] | None]:
     """The rows of ``moodle.csv`` and who is left out (no username Moodle could know): a
-    Canvas roster's students without an SIS Login ID, submissions made from a download."""
-    rows = [["Username", "ID number", title]]
-    left_out = []
+    Canvas roster's students without an SIS Login ID, submissions made from a download;
+    ``None`` for them when no student has a username. A student with a username and no
+    grade (no submission, not graded) has no row: Moodle would clear their grade."""
+    left_out: list[str] = []
+    keyed: list[tuple[list[str], str]] = []  # ([username, ID number], submission id or "")
     if roster is not None:
         by_student, _ = match(roster, people)
         for student in roster.students:
-            sub = by_student.get(student["ID"])
             if not student.get("SIS Login ID"):
                 left_out.append(student["Student"] or student["ID"])
                 continue
-            rows.append([student["SIS Login ID"], student.get("SIS User ID", ""),
-                         totals.get(sub, "") if sub else ""])
-        return rows, left_out
-    for p in people:
-        if p.lms_id:
-            left_out.append(p.id)
-        else:
-            rows.append([p.id, "", totals.get(p.id, "")])
-    return rows, left_out
+            keyed.append(([student["SIS Login ID"], student.get("SIS User ID", "")],
+                          by_student.get(student["ID"], "")))
+    else:
+        left_out = [p.id for p in people if p.lms_id]
+        keyed = [([p.id, ""], p.id) for p in people if not p.lms_id]
+    # the username and ID number are keys Moodle matches as text: written as they are (an
+    # escaped '-x or '@x would match no one)
+    rows = [["Username", "ID number", title]]
+    rows += [[*(Verbatim(w) for w in who), totals[sub]] for who, sub in keyed
+             if totals.get(sub)]
+    return rows, left_out if keyed else None
 
 
 def write_moodle_csv(path: Path, title: str, totals: dict[str, str], roster: Roster | None,
                      people: list[Person]) -> list[str] | None:
     """Write ``moodle.csv`` (``Username``, ``ID number``, the assignment's column); return who
-    was left out (``moodle_rows``), or ``None`` (and nothing written) when no row is left."""
+    was left out (``moodle_rows``), or ``None`` (and nothing written) when no student has a
+    username."""
     rows, left_out = moodle_rows(title, totals, roster, people)
-    if len(rows) == 1:
+    if left_out is None:
         return None
     write_csv(path, rows)
     return left_out
@@ -263,9 +321,12 @@ def feedback_text(result: SubmissionResult, late: bool) -> str:
     text = "; ".join(parts) + "."
     if late:
         text += " Submitted late."
-    if result.adjustment is not None:
+    said = marks.comment(result)
+    if marks.changed(result):
         text += f" Adjusted to {numbers.points(result.final_score)} points"
-        text += f": {result.adjustment.comment}" if result.adjustment.comment else "."
+        text += f": {said}" if said else "."
+    elif said:
+        text += f" {said}"
     return text
 
 
@@ -283,10 +344,11 @@ def write_moodle_worksheet(path: Path, roster: Roster, results: list[SubmissionR
 
 
 def _adjusted(r: SubmissionResult) -> str:
-    if r.adjustment is None:
-        return ""
+    said = marks.comment(r)
+    if not marks.changed(r):
+        return f"; {said}" if said else ""
     text = f"; adjusted from {numbers.points(r.score)}"
-    return text + (f": {' '.join(r.adjustment.comment.split())}" if r.adjustment.comment else "")
+    return text + (f": {said}" if said else "")
 
 
 def write_grades_csv(path: Path, results: list[SubmissionResult], exercises: list[str],

@@ -8,6 +8,13 @@ visible (Gradescope sums the tests' ``max_score``); with a teacher's adjustment 
 the adjusted total, and the output says so with the comment. Gradescope's test ``status`` is
 ``passed``/``failed``; the engine's own status (error, timeout, crashed) is kept in the
 output text and in ``extra_data``.
+
+Numbers: Gradescope's specification says nothing of rounding; every score is written with at
+most six decimals (``numbers.exact``'s precision), and an exercise's tests' ``max_score`` are
+``numbers.apportion``'s (the rounding's remainder on its first largest test), so that, as
+written, they add up exactly to the exercise's maximum, and the exercises' to the
+submission's (``max_score``). A test that scored its maximum scores its written
+``max_score``; another its score rounded (never above its ``max_score``).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from grader import numbers
 from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
 
+from . import marks
 from .plain import test_text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
@@ -57,14 +65,15 @@ def gradescope_json(result: SubmissionResult, *,
             missing.append(e.exercise)
         elif e.message:
             notes.append(f"{e.exercise}: {e.message}")
-        for j, t in enumerate(e.tests, start=1):
+        tops = numbers.apportion([t.max_score for t in e.tests], e.max_score)
+        for j, (t, top) in enumerate(zip(e.tests, tops, strict=True), start=1):
             n_tests += 1
             n_passed += t.status == "passed"
             tests.append({
                 "name": f"{e.exercise}: {t.name}",
                 "number": f"{i}.{j}",
-                "score": t.score,
-                "max_score": t.max_score,
+                "score": top if t.score >= t.max_score else min(round(t.score, 6), top),
+                "max_score": top,
                 "status": "passed" if t.status == "passed" else "failed",
                 "output": test_text(t),
                 "output_format": "text",
@@ -77,10 +86,12 @@ def gradescope_json(result: SubmissionResult, *,
     score, max_score = result.final_score, result.max_score
     summary = [f"Score {numbers.points(score)}/{numbers.points(max_score)} · "
                f"{n_passed} of {n_tests} tests passed"]
-    if result.adjustment is not None:
-        comment = result.adjustment.comment
+    said = marks.comment(result)
+    if marks.changed(result):
         summary.append(f"Adjusted by the teacher from {numbers.points(result.score)} to "
-                       f"{numbers.points(score)}" + (f": {comment}" if comment else ""))
+                       f"{numbers.points(score)}" + (f": {said}" if said else ""))
+    elif said:
+        summary.append(f"The teacher's comment: {said}")
     if missing:
         summary.append("Not submitted: " + ", ".join(missing))
     summary += notes

@@ -14,7 +14,7 @@ from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text, make_dir
 
-from . import markdown, svg
+from . import markdown, marks, svg
 from .summary import (
     RULE_SYMBOLS,
     SYMBOLS,
@@ -70,7 +70,8 @@ def render(result: SubmissionResult) -> str:
         show=_show, pct=numbers.percent, level=numbers.level, symbols=SYMBOLS,
         diag_rows=DIAG_ROWS, svg=svg.render, caption=svg.caption, kind_labels=KIND_LABELS,
         causes=causes, cause_of=cause_of, shared_fault=shared_fault, names=names,
-        mistake_label=mistake_label, rule_state=rule_state, rule_symbols=RULE_SYMBOLS)
+        mistake_label=mistake_label, rule_state=rule_state, rule_symbols=RULE_SYMBOLS,
+        mark_title=marks.title, signed=numbers.signed_points)
 
 
 def write_html(path: Path, result: SubmissionResult) -> None:

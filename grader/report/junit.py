@@ -62,7 +62,7 @@ def write_junit(path: Path, results: list[SubmissionResult], rejected: list) -> 
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="score", value=numbers.exact(r.final_score))
         ET.SubElement(props, "property", name="max_score", value=numbers.exact(r.max_score))
-        if r.adjustment is not None:
+        if r.marks:
             ET.SubElement(props, "property", name="computed_score",
                           value=numbers.exact(r.score))
         for e in r.exercises:

@@ -12,28 +12,44 @@ Its upload ("Upload grading worksheet") reads ``Identifier``, ``Grade`` (skipped
 unchanged or above the assignment's maximum), ``Last modified (grade)`` (a row whose grade
 changed in Moodle after it is skipped) and each feedback plugin's column by its name.
 
+Under blind marking Moodle writes no ``Full name`` (nor identity fields): such a worksheet is
+read all the same, its participants known by their ``Identifier``. ``Last modified
+(submission)`` is Moodle's ``userdate``, the downloading user's local time with no zone named:
+``Monday, 1 December 2026, 10:15 AM`` in English (``strftimedaydatetime``: ``%A, %d %B %Y,
+%I:%M %p``, day and hour without a leading zero), ``Monday, December 1, 2026, 10:15 AM`` in US
+English; ``-`` when there is no submission (``submitted_at``).
+
 ``fill`` changes only ``Grade`` (the score scaled to the row's ``Maximum Grade``, with the
 sheet's decimal separator, at most five decimals, what Moodle stores) and ``Feedback
 comments`` of the rows of graded participants; every other cell, column and row is written as
-it was read (through ``csv_cells``, which quotes a formula-like text cell).
+it was read, unescaped (``csv_cells.Verbatim``): the upload writes a feedback column whenever
+its text differs from what Moodle has, so a ``'`` added to a comment would change it (and
+the file's cells are those Moodle itself wrote in the download).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import numbers
 
-from .csv_cells import write_csv
+from .csv_cells import Verbatim, write_csv
 
 IDENTIFIER, FULL_NAME, STATUS, GRADE = "Identifier", "Full name", "Status", "Grade"
 MAXIMUM, MODIFIED, FEEDBACK = "Maximum Grade", "Last modified (grade)", "Feedback comments"
-REQUIRED = (IDENTIFIER, FULL_NAME, STATUS, GRADE, MODIFIED)
+SUBMITTED = "Last modified (submission)"
+REQUIRED = (IDENTIFIER, STATUS, GRADE, MODIFIED)  # "Full name" is absent under blind marking
 PARTICIPANT = "Participant "
 MATCH_COLUMNS = ("Email address", "ID number", "Username")  # a submission id may be one
 _LATE = re.compile(r"(?:^| - )[^-]* late(?: - |$)")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_DATE = re.compile(r"(?:[a-z]+,\s*)?(?:(?P<day>\d{1,2})\s+(?P<month>[a-z]+)|(?P<month_us>[a-z]+)"
+                   r"\s+(?P<day_us>\d{1,2}),?)\s+(?P<year>\d{4}),?\s+(?P<hour>\d{1,2}):"
+                   r"(?P<minute>\d{2})(?:\s*(?P<half>[ap])\.?m\.?)?", re.ASCII)
 
 
 class WorksheetError(ValueError):
@@ -42,8 +58,12 @@ class WorksheetError(ValueError):
 
 @dataclass
 class Worksheet:
-    header: list[str]
-    rows: list[list[str]] = field(default_factory=list)  # every row after the header, as read
+    head: list[str]                                      # the header row, as read
+    rows: list[list[str]] = field(default_factory=list)  # every row after it, as read
+    header: list[str] = field(init=False)                # its names stripped, to look up
+
+    def __post_init__(self) -> None:
+        self.header = [h.strip() for h in self.head]
 
     def index(self, column: str) -> int | None:
         return self.header.index(column) if column in self.header else None
@@ -59,9 +79,10 @@ def is_worksheet(header: list[str]) -> bool:
 
 
 def read_worksheet(path: Path, rows: list[list[str]]) -> Worksheet:
-    """The worksheet of ``rows`` (read from ``path``); ``WorksheetError`` when a column the
-    upload needs is missing, or the assignment is graded on a scale."""
-    header = rows[0]
+    """The worksheet of ``rows`` (read from ``path``, every row kept as read);
+    ``WorksheetError`` when a column the upload needs is missing, or the assignment is graded
+    on a scale."""
+    header = [h.strip() for h in rows[0]]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise WorksheetError(f"{path}: not a Moodle grading worksheet (no "
@@ -69,7 +90,7 @@ def read_worksheet(path: Path, rows: list[list[str]]) -> Worksheet:
     if MAXIMUM not in header:
         raise WorksheetError(f"{path}: the assignment is graded on a scale (no "
                              f"{MAXIMUM!r} column): set it to points in Moodle")
-    return Worksheet(header, [r for r in rows[1:] if any(c.strip() for c in r)])
+    return Worksheet(list(rows[0]), [list(r) for r in rows[1:]])
 
 
 def participant(sheet: Worksheet, row: list[str]) -> str:
@@ -81,6 +102,26 @@ def participant(sheet: Worksheet, row: list[str]) -> str:
 def is_late(sheet: Worksheet, row: list[str]) -> bool:
     """Whether Moodle's status says the submission was late ("... - 2 days 3 hours late")."""
     return _LATE.search(sheet.cell(row, STATUS)) is not None
+
+
+def submitted_at(sheet: Worksheet, row: list[str]) -> dt.datetime | None:
+    """The row's ``Last modified (submission)`` as a naive datetime (the zone Moodle wrote it
+    in is not said), or ``None``: no such column, ``-`` (no submission), or a date that is not
+    in an English format Moodle writes (see the module docstring)."""
+    m = _DATE.fullmatch(sheet.cell(row, SUBMITTED).lower())
+    if m is None:
+        return None
+    name = m["month"] or m["month_us"]
+    months = [i for i, full in enumerate(_MONTHS, 1)
+              if name == full or (len(name) == 3 and full.startswith(name))]
+    hour = int(m["hour"])
+    if m["half"]:  # 12:05 AM is 00:05, 12:05 PM is 12:05
+        hour = hour % 12 + (12 if m["half"] == "p" else 0) if 1 <= hour <= 12 else 24
+    try:
+        return dt.datetime(int(m["year"]), months[0] if months else 0,
+                           int(m["day"] or m["day_us"]), hour, int(m["minute"]))
+    except ValueError:  # an unknown month, 31 February, 13 PM, 24:00
+        return None
 
 
 def grade_text(score: float, max_score: float, sheet_max: str) -> str:
@@ -101,17 +142,18 @@ def grade_text(score: float, max_score: float, sheet_max: str) -> str:
 
 def fill(sheet: Worksheet, path: Path, grades: dict[str, tuple[float, float, str]]) -> None:
     """Write ``sheet`` to ``path`` with ``grades`` filled in: participant number ->
-    (score, maximum, feedback). Other rows and cells are written as read."""
+    (score, maximum, feedback), the feedback as given. Every other cell, and every row of a
+    participant not in ``grades``, is written as read (no cell escaped, none added)."""
     g, f = sheet.index(GRADE), sheet.index(FEEDBACK)
-    out = [list(sheet.header)]
+    assert g is not None
+    out = [sheet.head]
     for row in sheet.rows:
-        row = list(row) + [""] * (len(sheet.header) - len(row))
         pid = participant(sheet, row)
         if pid in grades:
             score, max_score, feedback = grades[pid]
-            assert g is not None
+            row = list(row) + [""] * (len(sheet.header) - len(row))
             row[g] = grade_text(score, max_score, sheet.cell(row, MAXIMUM))
             if f is not None:
                 row[f] = feedback
         out.append(row)
-    write_csv(path, out)
+    write_csv(path, [[Verbatim(c) for c in row] for row in out])

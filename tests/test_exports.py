@@ -1,0 +1,108 @@
+"""Every export written again from OUT alone (``grader.bulk.exports.write_exports``): what
+``grade review`` calls after each save. Graded once by the real ``grade bulk``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader.bulk import exports, manifest
+
+GRADE = str(Path(sys.executable).with_name("grade"))
+SLUG = "grid_local_mask"
+EXPORTS = ("index.html", "grades.csv", "moodle.csv", "junit.xml", "s1/gradescope.json",
+           "s1/index.html", "s2/gradescope.json", "s2/index.html")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Path:
+    """A class of two (s1 right, s2 the stub) graded with an adjustment of s2."""
+    root = tmp_path_factory.mktemp("class")
+    for sid, source in (("s1", catalog.get(SLUG).solution), ("s2", catalog.get(SLUG).stub)):
+        (root / "in" / sid).mkdir(parents=True)
+        shutil.copy(source, root / "in" / sid / f"{SLUG}.py")
+    (root / "adjust.csv").write_text("student,points,comment\ns2,2,attempt <b>seen</b>\n")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1800000000"}
+    proc = subprocess.run([GRADE, "bulk", str(root / "in"), "--out", str(root / "out"), "-q",
+                           "--adjust", str(root / "adjust.csv")], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return root / "out"
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in EXPORTS}
+
+
+def test_the_run_is_kept_with_the_files_as_graded(graded):
+    m = manifest.read(graded)
+    assert [(e.id, e.status) for e in m.students] == [("s1", "graded"), ("s2", "graded")]
+    assert m.exercises == (SLUG,) and m.copy("adjust").read_text().startswith("student,")
+    assert (graded / "s2" / "submitted" / f"{SLUG}.py").read_bytes() == \
+        catalog.get(SLUG).stub.read_bytes()
+
+
+def test_exporting_again_writes_the_same_bytes(graded, monkeypatch, tmp_path):
+    """Marks are applied from scratch each time and never enter results.json: a second
+    export of the same class changes nothing (a copy, so the module's folder stays as
+    graded)."""
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
+    before = _bytes(out)
+    results = (out / "s2" / "results.json").read_bytes()
+    assert exports.write_exports(out) == []
+    assert _bytes(out) == before
+    assert (out / "s2" / "results.json").read_bytes() == results
+    assert b"marks" not in results and b"attempt" not in results
+
+
+def test_the_students_report_shows_the_teachers_marks(graded):
+    page = (graded / "s2" / "index.html").read_text()
+    assert "From your teacher" in page
+    assert "Adjustment: attempt &lt;b&gt;seen&lt;/b&gt;" in page and "<b>seen" not in page
+    assert "From your teacher" not in (graded / "s1" / "index.html").read_text()
+    assert ",2,9," in (graded / "grades.csv").read_text().replace("\r", "")
+
+
+def test_a_folder_grade_bulk_did_not_write_is_one_sentence(tmp_path):
+    with pytest.raises(manifest.ManifestError, match="not a class folder written by"):
+        exports.write_exports(tmp_path)
+    (tmp_path / manifest.FILE).write_text("{")
+    with pytest.raises(manifest.ManifestError, match="cannot be read"):
+        exports.write_exports(tmp_path)
+
+
+def test_a_late_policy_reaches_every_export(tmp_path, monkeypatch):
+    """The assignment's late policy, applied from the run's copy with the time the download
+    gave (here written into the manifest as a Moodle worksheet would give it): the total after
+    the penalty in every gradebook, the rule in the student's report."""
+    import json
+
+    root = tmp_path
+    (root / "in" / "s1").mkdir(parents=True)
+    shutil.copy(catalog.get(SLUG).solution, root / "in" / "s1" / f"{SLUG}.py")
+    (root / "a.toml").write_text(
+        f'title = "Week 1"\nexercises = ["{SLUG}"]\ndue = 2026-12-01T12:00:00Z\n'
+        '[late]\ngrace = "15 minutes"\nper_day = "10%"\n')
+    proc = subprocess.run([GRADE, "bulk", str(root / "in"), "--out", str(root / "out"), "-q",
+                           "--assignment", str(root / "a.toml")], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = root / "out"
+    assert ",9,9," in (out / "grades.csv").read_text()  # no time known: no penalty
+    data = json.loads((out / manifest.FILE).read_text())
+    data["students"][0]["submitted_at"] = "2026-12-02T13:00:00+00:00"  # 1 day 1 hour late
+    (out / manifest.FILE).write_text(json.dumps(data))
+    assert exports.write_exports(out) == []
+    assert ",7.2,9," in (out / "grades.csv").read_text()  # 2 days of 10% of 9 points
+    assert json.loads((out / "s1" / "gradescope.json").read_text())["score"] == 7.2
+    page = (out / "s1" / "index.html").read_text()
+    assert "Late: 2 days late" in page and "-1.8" in page
+    assert "7.2</strong> / 9" in (out / "index.html").read_text()
