@@ -106,3 +106,79 @@ def test_a_late_policy_reaches_every_export(tmp_path, monkeypatch):
     page = (out / "s1" / "index.html").read_text()
     assert "Late: 2 days late" in page and "-1.8" in page
     assert "7.2</strong> / 9" in (out / "index.html").read_text()
+
+
+RUBRIC_TOML = (f'title = "Week 1"\nexercises = ["{SLUG}"]\ndue = 2026-12-01T12:00:00Z\n'
+               '[late]\nper_day = "10%"\n'
+               '[[rubric]]\nid = "names"\ntitle = "Clear names"\npoints = -1\n')
+
+
+def _graded_with(tmp_path: Path, roster: list[str], ids: list[str]) -> Path:
+    """ids graded (the reference each) with the rubric, the late policy and ``roster``."""
+    for sid in ids:
+        (tmp_path / "in" / sid).mkdir(parents=True)
+        shutil.copy(catalog.get(SLUG).solution, tmp_path / "in" / sid / f"{SLUG}.py")
+    (tmp_path / "a.toml").write_text(RUBRIC_TOML)
+    (tmp_path / "roster.csv").write_text("\r\n".join(roster) + "\r\n")
+    env = {**os.environ, "TZ": "UTC"}  # the worksheet's times: the downloader's zone
+    proc = subprocess.run([GRADE, "bulk", str(tmp_path / "in"), "--out", str(tmp_path / "out"),
+                           "-q", "--assignment", str(tmp_path / "a.toml"), "--roster",
+                           str(tmp_path / "roster.csv")], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path / "out"
+
+
+def _review(out: Path, sid: str, comment: str) -> None:
+    from grader.review import store
+
+    results = exports.read_results(out, [sid])
+    store.save(out, sid, store.Entry(items=("names",), comment=comment,
+                                     fingerprint=store.fingerprint(results[0])))
+    assert exports.write_exports(out, only={sid}) == []
+
+
+def _rows(path: Path) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader(path.read_text(encoding="utf-8-sig").splitlines()))
+
+
+def test_a_review_reaches_canvas_csv(tmp_path):
+    """Canvas: the review's rubric item in the total of the roster's own column."""
+    out = _graded_with(tmp_path, [
+        "Student,ID,SIS User ID,SIS Login ID,Section,Week 1 (4321)",
+        "\"Smith, Ann\",101,S-1,ann,A,", "\"Jones, Bob\",102,S-2,bob,A,"], ["ann", "bob"])
+    _review(out, "bob", "See the <edges>.")
+    rows = _rows(out / "canvas.csv")
+    assert rows[0][-1] == "Week 1 (4321)"
+    assert {r[1]: r[-1] for r in rows[2:]} == {"101": "9", "102": "8"}
+    grades = {r[0]: r for r in _rows(out / "grades.csv")[1:]}
+    assert grades["bob"][-1] == "graded; adjusted from 9: -1 Clear names; See the <edges>."
+    page = (out / "bob" / "index.html").read_text()
+    assert "Rubric: Clear names" in page and "See the &lt;edges&gt;." in page
+
+
+def test_a_review_and_a_late_penalty_reach_moodles_worksheet(tmp_path):
+    """Moodle: the worksheet's Grade after the rubric item and the late penalty (the time
+    from its own "Last modified (submission)"), the feedback saying both and the comment."""
+    header = ("Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be "
+              "changed,Last modified (submission),Last modified (grade),Feedback comments")
+    out = _graded_with(tmp_path, [
+        header,
+        'Participant 5101,Ann Smith,ann@x.org,Submitted for grading,,9.00,Yes,'
+        '"Monday, 1 December 2026, 10:15 AM",-,',
+        'Participant 5102,Bob Jones,bob@x.org,Submitted for grading - 1 day 1 hour late,,'
+        '9.00,Yes,"Wednesday, 2 December 2026, 1:00 PM",-,'], ["5101", "5102"])
+    _review(out, "5102", "-2 was the old rule; see me")
+    rows = _rows(out / "moodle-worksheet.csv")
+    cols = {name: i for i, name in enumerate(rows[0])}
+    sheet = {r[cols["Identifier"]]: r for r in rows[1:]}
+    ann, bob = sheet["Participant 5101"], sheet["Participant 5102"]
+    assert ann[cols["Grade"]] == "9.00"
+    # 9 - 1 (rubric) = 8, then 2 days late at 10% of 9 a day: 8 - 1.8 = 6.2
+    assert bob[cols["Grade"]] == "6.20"
+    feedback = bob[cols["Feedback comments"]]
+    assert "-1 Clear names" in feedback and "late: 2 days late" in feedback
+    assert feedback.endswith("-2 was the old rule; see me")  # as written, no '
+    assert "Late: 2 days late" in (out / "5102" / "index.html").read_text()

@@ -171,6 +171,14 @@ def test_a_teacher_reviews_two_submissions(graded):
     assert "Clear variable names" in rows["bob"]["status"]
     report = (graded / "index.html").read_text()
     assert "Clear variable names" in report and "Check the window" in report
+    total = rows["bob"]["total"]
+    with (graded / "moodle.csv").open(newline="", encoding="utf-8") as f:
+        assert {r[0]: r[-1] for r in csv.reader(f)}["bob"] == total
+    bundle = json.loads((graded / "bob" / "gradescope.json").read_text())
+    assert bundle["score"] == pytest.approx(float(total))
+    assert "Clear variable names" in bundle["output"] and "Check the window" in bundle["output"]
+    own = (graded / "bob" / "index.html").read_text()  # the student's own report
+    assert "Rubric: Clear variable names" in own and "Check the window" in own
 
 
 def test_hostile_ids_names_and_code_run_no_script(tmp_path):
