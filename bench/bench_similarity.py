@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_similarity import SLUG, STUB, make_sources  # noqa: E402
 
-from grader import similarity  # noqa: E402
-from grader.report import similarity as report  # noqa: E402
+from grader.similarity import compare  # noqa: E402
+from grader.similarity.page import write_similarity  # noqa: E402
 
 
 def variant(source: str, rng: random.Random) -> str:
@@ -66,7 +66,7 @@ def main() -> None:
     times, pairs = [], []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        pairs = similarity.find_pairs(sources, STUB)
+        pairs = compare.find_pairs(sources, STUB)
         times.append(time.perf_counter() - t0)
     rank = next(n for n, p in enumerate(pairs, 1) if {p.a, p.b} == {"p_original", "p_copy"})
     print(f"{args.n} submissions, {args.n * (args.n - 1) // 2} pairs: find_pairs "
@@ -80,7 +80,7 @@ def main() -> None:
             path.write_text(src)
             subs.append(SimpleNamespace(id=sid, files={SLUG: path}))
         t0 = time.perf_counter()
-        page = report.write_similarity(Path(tmp) / "out", subs, [SLUG])
+        page = write_similarity(Path(tmp) / "out", subs, [SLUG])
         elapsed = time.perf_counter() - t0
         print(f"write_similarity (read, compare, page and CSV): {elapsed:.2f} s, page "
               f"{page.stat().st_size // 1024} KiB")

@@ -26,6 +26,7 @@ import torch
 
 from grader.sandbox import isolation
 from grader.sandbox.harness import confine, landlock, syscall_filter
+from grader.sandbox.harness.confinement import Confinement
 
 _AUDIT = re.compile(r"audit\((\d+)\.\d+:\d+\).*?\bpid=(\d+).*?\bexe=(\S+).*?\bsyscall=(\d+)"
                     r".*?\bcode=(0x[0-9a-f]+)")
@@ -106,17 +107,17 @@ def run_many(applies: list) -> list[str]:
     return results
 
 
-def landlocked(spec: dict, extra: list[tuple[str, int]], abi: int | None = None):
+def landlocked(spec: Confinement, extra: list[tuple[str, int]], abi: int | None = None):
     """The worker's Landlock rules (as ``confine.confine`` made them for CPU workers) plus
     ``extra`` (``{pid}`` in a path is the child's pid)."""
     def apply() -> None:
-        ruleset = landlock.Ruleset(abi or spec["landlock_abi"])
-        for root in spec["readable"]:
+        ruleset = landlock.Ruleset(abi or spec.landlock_abi)
+        for root in spec.readable:
             ruleset.allow(root, landlock.READ)
         ruleset.allow(f"/proc/{os.getpid()}", landlock.READ)
         ruleset.allow("/dev/null", landlock.READ | landlock.WRITE_FILE)
-        ruleset.allow(spec["workdir"], landlock.all_fs(ruleset.abi))
-        for dev in spec["devices"]:
+        ruleset.allow(spec.workdir, landlock.all_fs(ruleset.abi))
+        for dev in spec.devices:
             ruleset.allow(dev, landlock.READ | landlock.WRITE_FILE | landlock.IOCTL_DEV)
         for path, access in extra:
             ruleset.allow(path.format(pid=os.getpid()), access)
@@ -132,9 +133,9 @@ def children(path: str) -> list[str]:
     return [os.path.join(path, n) for n in names if not (path == "/proc" and n.isdigit())]
 
 
-def leave_one_out(spec: dict, fixed: list[str], candidates: list[str]) -> list[str]:
+def leave_one_out(spec: Confinement, fixed: list[str], candidates: list[str]) -> list[str]:
     """The candidates without which CUDA fails (all others and ``fixed`` allowed in full)."""
-    full = landlock.all_fs(spec["landlock_abi"])
+    full = landlock.all_fs(spec.landlock_abi)
     verdicts = run_many([landlocked(spec, [(p, full) for p in fixed + candidates if p != c])
                          for c in candidates])
     return [c for c, v in zip(candidates, verdicts) if not v.startswith("ok")]
@@ -146,19 +147,19 @@ def main() -> None:
         return
     workdir = tempfile.mkdtemp(prefix="gpu-diagnose-")
     sandbox = isolation.Sandbox("cuda")
-    spec = sandbox.spec(Path(workdir))
+    spec = sandbox.confinement(Path(workdir))
     print("layers:", [layer.name for layer in sandbox.caps.layers if layer.active])
-    print("devices:", spec["devices"])
-    if not spec["landlock_abi"]:
+    print("devices:", spec.devices)
+    if not spec.landlock_abi:
         print("no Landlock here")
         return
 
     def address_space() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (isolation.ADDRESS_SPACE,) * 2)
 
-    full = landlock.all_fs(spec["landlock_abi"])
+    full = landlock.all_fs(spec.landlock_abi)
     cases = {"nothing": lambda: None, "RLIMIT_AS 8 GiB": address_space,
-             "netns": lambda: confine.enter_netns(spec["netns"]) if spec["netns"] else None,
+             "netns": lambda: confine.enter_netns(spec.namespaces) if spec.namespaces else None,
              "worker's landlock": landlocked(spec, []),
              "worker's landlock, no scopes (ABI 5)": landlocked(spec, [], abi=5),
              "+ / read": landlocked(spec, [("/", landlock.READ)]),

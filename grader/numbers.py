@@ -13,6 +13,9 @@
 - ``seconds``: a duration (``None``, not reported, as nothing).
 - ``percent`` and ``level``: a score's share of its maximum, and the colour band of a bar.
 - ``span``: a length of time in days, hours and minutes (how late a submission is).
+- ``size`` and ``whole_mib``: a number of bytes (``1.5 MiB``; ``64 MiB``), defined in
+  ``grader/sandbox/harness/sizes.py`` because the worker, which cannot import this package,
+  writes sizes too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ import os
 from typing import Any
 
 import numpy as np
+
+# sizes: written by the worker too (the wire protocol's limits), so defined in the harness
+from grader.sandbox.harness.sizes import size as size
+from grader.sandbox.harness.sizes import whole_mib as whole_mib
 
 
 def points(x: float | int | None) -> str:

@@ -19,21 +19,32 @@ Source rules (what a solution may not use, read from the learner's file with ``a
 tests worth 0 points, declared with ``@source_rule(hint, statement=..., forbid=...)``. Input
 builders that are deterministic and slow (ViT-sized arrays) can be decorated with
 ``@cached_input``: built once per grading process, each call gets its own copy.
+
+A leaf: it never imports the grading engine (``grader/engine/``), which reads what it
+declares. ``reference`` and ``built`` need nothing of the engine: the engine uses them too
+(``engine/plugin.load_reference``, ``engine/check.built``), so a reference module or a built
+recipe is the same object wherever it is asked for.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+import hashlib
+import importlib.util
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
+from grader import catalog
 from grader.failure_kinds import DESCRIPTIONS as FAILURE_KINDS
-from grader.sandbox.harness.protocol import Recipe, map_leaves
+from grader.failure_kinds import FailureKind
+from grader.sandbox.harness import recipes
+from grader.sandbox.harness.protocol import ProtocolError, Recipe, encode_message, map_leaves
 
 if TYPE_CHECKING:
     from grader.engine.compare import Comparison
@@ -43,39 +54,57 @@ __all__ = ["graded", "mistake", "KnownMistake", "region", "Region", "probes", "P
 
 DEFAULT_TIMEOUT_S = 10.0
 
-# What only the grading engine can do, installed by it when it loads (engine/plugin.py):
-# this module declares and never imports the engine.
-_ENGINE: dict[str, Callable[..., Any]] = {}
+
+@functools.cache
+def reference(slug: str) -> ModuleType:
+    """The reference solution module of ``slug`` (imported once per process), for writing
+    known-mistake variants; the grading engine's too. In a student release, which has no
+    reference, an empty module (its public tests replay recorded values)."""
+    path = catalog.get(slug).solution
+    if not path.is_file():
+        return ModuleType(f"_no_reference_{slug}")
+    spec = importlib.util.spec_from_file_location(f"_reference_{slug}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _engine(name: str) -> Callable[..., Any]:
-    try:
-        return _ENGINE[name]
-    except KeyError:
-        raise RuntimeError(f"grader.suite.{name} needs the grading engine: import "
-                           "grader.engine.plugin first") from None
-
-
-def reference(slug: str) -> Any:
-    """The reference module of ``slug``, for writing known-mistake variants."""
-    return _engine("reference")(slug)
+# a recipe's digest -> the object built from it, for the life of the process (``built``)
+_BUILT: dict[str, Any] = {}
 
 
 def built(recipe: Recipe) -> Any:
-    """``recipe`` built in the grading process, as the worker builds it for the learner."""
-    return _engine("built")(recipe)
+    """``recipe`` built in this process, as the worker builds it for the learner; once per
+    process and recipe (a recipe whose parameters are not plain data: at each call)."""
+    try:
+        k: str | None = hashlib.sha256(encode_message({}, recipe)).hexdigest()
+    except ProtocolError:
+        k = None
+    if k is not None and k in _BUILT:
+        return _BUILT[k]
+    obj = recipes.build(recipe.name, map_leaves(recipe.params, built_leaf))
+    if k is not None:
+        _BUILT[k] = obj
+    return obj
+
+
+def built_leaf(value: Any) -> Any:
+    """``value`` built where it is a ``Recipe`` (``built``), else itself (for ``map_leaves``)."""
+    return built(value) if isinstance(value, Recipe) else value
 
 
 class GradeFailure(AssertionError):
     """The learner's answer is wrong. ``message`` is the one-sentence verdict.
 
     ``hidden_message`` is the same verdict without expected values or inputs (what a hidden
-    test shows; defaults to ``message``). ``kind`` names the failure for ``hints.py``.
+    test shows; defaults to ``message``). ``kind`` names the failure for ``hints.py``: a
+    ``FailureKind`` (or its value; None: a property the test checks), the comparison's by
+    default.
     """
 
     def __init__(self, message: str, comparison: Comparison | None = None,
                  mistake: KnownMistake | None = None, *, hidden_message: str | None = None,
-                 kind: str | None = None, exc_type: str | None = None,
+                 kind: FailureKind | str | None = None, exc_type: str | None = None,
                  what: str = "") -> None:
         super().__init__(message)
         self.what = what
@@ -210,26 +239,28 @@ def probes(func: str, *calls: tuple[Any, ...], none: str = "") -> Probes:
     return Probes(func, tuple(tuple(c) for c in calls), none)
 
 
-class Catalogue(list):
+class Catalogue(list[KnownMistake]):
     """A suite's known mistakes (a list, in definition order), its ``regions`` and the
-    ``probes`` that confirm a mistake, by function."""
+    ``probes`` that confirm a mistake, by function (none of either by default)."""
 
-    regions: list[Region]
-    probes: dict[str, tuple[tuple[Any, ...], ...]]
+    def __init__(self, mistakes: Iterable[KnownMistake] = (), regions: Iterable[Region] = (),
+                 probes: Mapping[str, tuple[tuple[Any, ...], ...]] | None = None) -> None:
+        super().__init__(mistakes)
+        self.regions: list[Region] = list(regions)
+        self.probes: dict[str, tuple[tuple[Any, ...], ...]] = dict(probes or {})
 
 
 def mistakes_in(namespace: dict[str, Any]) -> Catalogue:
     """The known mistakes defined in a suite module's namespace, in definition order; its
     regions and probes ride along as ``.regions`` and ``.probes``."""
-    found = Catalogue(v.__known_mistake__ for v in namespace.values()
-                      if callable(v) and hasattr(v, "__known_mistake__"))
-    found.regions = [v.__region__ for v in namespace.values()
-                     if callable(v) and hasattr(v, "__region__")]
-    found.probes = {}
+    probes: dict[str, tuple[tuple[Any, ...], ...]] = {}
     for v in namespace.values():
         if isinstance(v, Probes):
-            found.probes[v.func] = found.probes.get(v.func, ()) + v.calls
-    return found
+            probes[v.func] = probes.get(v.func, ()) + v.calls
+    return Catalogue((v.__known_mistake__ for v in namespace.values()
+                      if callable(v) and hasattr(v, "__known_mistake__")),
+                     (v.__region__ for v in namespace.values()
+                      if callable(v) and hasattr(v, "__region__")), probes)
 
 
 def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,9 @@ import pytest
 from grader import catalog
 from grader.engine.results import ExerciseResult, TestResult
 from grader.engine.runner import grade
+
+# a figure that cannot be drawn fails the test (in this process and the grade commands it starts)
+os.environ.setdefault("GRADER_STRICT_FIGURES", "1")
 
 # The fast tier (``./dev test --fast``, ``pytest -m fast``): unit and table tests that grade
 # little or nothing, about 40 s on 2 cores for the lot. A module joins when its tests take
@@ -163,11 +167,11 @@ def graded_pack(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
 @pytest.fixture
 def dask_procs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A `dask scheduler` on loopback speaking TLS, to which a test adds `dask worker`
-    processes (``test_cluster.DaskProcesses``): they, ``grade bulk`` (``DASK_CONFIG``) and
+    processes (``dask_helpers.DaskProcesses``): they, ``grade bulk`` (``DASK_CONFIG``) and
     this test process (``dask.config.set``) all use the same certificate."""
     pytest.importorskip("distributed")
     import dask
-    from test_cluster import DaskProcesses, tls_config
+    from dask_helpers import DaskProcesses, tls_config
 
     settings = tls_config(tmp_path)
     monkeypatch.setenv("DASK_CONFIG", str(tmp_path))

@@ -16,6 +16,7 @@ from conftest import by_name, declared, edit_source, reference_source, reference
 from grader import catalog
 from grader.engine import hints
 from grader.engine.compare import compare
+from grader.failure_kinds import LABELS, FailureKind
 from grader.suite import graded
 
 GRID = "grid_local_mask"
@@ -451,7 +452,8 @@ def test_prefix_token_advice_only_where_the_axis_can_count_tokens(expected, actu
 def test_every_hint_text_is_data_and_used():
     """``hints.toml`` holds the texts ``hints.py`` chooses from: every key the code names is
     in the table (with its placeholders filled), and every entry of the table is named by the
-    code (read whole: labels, the graded kinds, the exception advice)."""
+    code (read whole: the graded kinds, the exception advice); a kind's key is a
+    ``FailureKind`` value."""
     import ast
     import re
     import tomllib
@@ -466,7 +468,7 @@ def test_every_hint_text_is_data_and_used():
     for key in named:
         section, name = key.split(".", 1)
         assert name in table[section], f"{key} is named in hints.py but not in hints.toml"
-    whole = {"labels", "graded", "raised"}
+    whole = {"graded", "raised"}
     for section, entries in table.items():
         if section in whole:
             continue
@@ -477,7 +479,8 @@ def test_every_hint_text_is_data_and_used():
                     for v in e.values()), f"{key} in hints.toml is named nowhere"
     for kind in hints.GRADED_KINDS:
         hints.graded(kind)  # every reference ("@kind.crashed") resolves
-    assert set(hints.LABELS) <= set(hints.HINT_KINDS) | {"known_mistake", "not_run", "none"}
+    assert all(FailureKind.of(kind) for section in ("kind", "graded") for kind in table[section])
+    assert set(LABELS) <= set(hints.HINT_KINDS) | {"known_mistake", "not_run", "none"}
 
 
 F, G, NONE = frozenset({"f"}), frozenset({"g"}), frozenset()

@@ -121,3 +121,23 @@ def test_a_ctrl_c_swallowed_where_it_landed_still_ends_the_run(tmp_path):
     assert outcome.interrupted
     assert outcome.graded < 6  # stopped after the first answer, not at the end
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
+def test_a_ctrl_c_landing_in_a_del_prints_no_traceback(tmp_path, capfd):
+    """Raised in a ``__del__`` the interrupt would be swallowed with "Exception ignored ...
+    Traceback" on stderr (seen from Dask's ``Future.__del__``): there it is only remembered,
+    and the run stops at its next answer."""
+    import signal
+
+    class Finalised:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def dropping(sub_id: str, finished: bool) -> None:
+        Finalised()  # deleted at once: its __del__ runs here
+
+    outcome = bulk.grade_all(_subs(tmp_path, ["a", "b", "c", "d"]),
+                             exercises=["grid_local_mask"], device="cpu",
+                             out=tmp_path / "out", workers=1, force=True, on_done=dropping)
+    assert outcome.interrupted and outcome.graded < 4
+    assert "Traceback" not in capfd.readouterr().err

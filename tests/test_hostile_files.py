@@ -26,13 +26,13 @@ from conftest import reference_source
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import similarity
 from grader.bulk import layouts
 from grader.engine import rules
 from grader.notebook import bounded, lines
 from grader.notebook.extract import NotebookError, from_notebook
 from grader.sandbox import faults
 from grader.sandbox.harness.source_text import NotSourceText, parse, source_text
+from grader.similarity import compare
 from grader.suite import GradeFailure, rules_in
 
 GRADE = str(Path(sys.executable).with_name("grade"))
@@ -314,7 +314,7 @@ def test_generated_notebooks_and_sources_never_stop_the_batch(files, zipped):
             if source.text is not None:
                 sources[sub.id] = source.text
                 lines.where(source.text, 5)
-        assert isinstance(similarity.find_pairs(sources), list)
+        assert isinstance(compare.find_pairs(sources), list)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True,

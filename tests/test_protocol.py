@@ -305,3 +305,33 @@ def test_tensor_dtypes_come_from_an_allow_list():
     ((), False), ([protocol.Recipe("x")], False)])
 def test_any_leaf_finds_a_leaf_where_map_leaves_would_visit_it(value, found):
     assert protocol.any_leaf(value, lambda leaf: isinstance(leaf, protocol.Handle)) is found
+
+
+def test_the_limits_a_frame_breaks_are_said_in_whole_mib_or_bytes():
+    """The messages of an oversized frame, byte for byte (``sizes.whole_mib``)."""
+    small, large = (protocol.encode_message({}, np.zeros(n)) for n in (1000, 3 << 17))
+    said = []
+    for frame, limits in ((small, protocol.Limits(blob_bytes=1000)),
+                          (large, protocol.Limits(blob_bytes=(1 << 20) + 5)),
+                          (small, protocol.Limits(header_bytes=10))):
+        with pytest.raises(protocol.ProtocolError) as refused:
+            protocol.parse_frame(frame, limits)
+        said.append(str(refused.value))
+    header = protocol.HEADER.unpack(small[:protocol.HEADER.size])[0]
+    assert said == ["the result is 8128 bytes, over the 1000 bytes limit",
+                    "the result is 3 MiB, over the 1 MiB limit",
+                    f"message header of {header} bytes is over the limit (10 bytes)"]
+
+
+@pytest.mark.parametrize(("n_bytes", "size", "whole_mib"), [
+    (12, "12 bytes", "12 bytes"), (512 << 10, "512 KiB", "524288 bytes"),
+    (3 << 19, "1.5 MiB", "2 MiB"), (64 << 20, "64 MiB", "64 MiB"),
+    (3 << 30, "3 GiB", "3072 MiB"),
+    (1000 << 10, "1000 KiB", "1024000 bytes"),  # never "1e+03 KiB"
+    ((1 << 20) - 1, "1024 KiB", "1048575 bytes"),
+])
+def test_sizes_are_written_one_way_on_either_side_of_the_pipe(n_bytes, size, whole_mib):
+    from grader import numbers
+
+    assert numbers.size(n_bytes) == size
+    assert numbers.whole_mib(n_bytes) == whole_mib

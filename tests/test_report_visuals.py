@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -250,3 +251,48 @@ def test_descriptions_are_never_cut_mid_sentence(manhattan):
         assert t.description == whole, t.name
         assert str(escape(whole)) in html
     assert cut  # (some description spans several lines of its docstring)
+
+
+@pytest.mark.parametrize("payload", [
+    {**_mask_figure(3), "worst": [9, 9]},                 # the worst cell outside the grid
+    {**_mask_figure(3), "diff": "0.123456789"},           # a string for a grid
+    {"type": "curve", "title": "t", "series": [{"x": ["0.5"], "y": [[1]]}], "marks": [],
+     "log_x": False, "log_y": False, "x_label": "x", "y_label": "y"},
+    ["heatmap", 0.123456789],                             # not a payload at all
+], ids=["index", "grid", "curve", "list"])
+def test_a_figure_that_cannot_be_drawn_is_a_caption_and_a_line_or_a_failure(
+        payload, monkeypatch, caplog):
+    """Figure payloads are plain data from outside the process (an older results.json, a Dask
+    worker's reply): one that cannot be drawn leaves a caption in the grader's words where the
+    figure was, and one logged line naming no value of the payload, and the report is written;
+    under GRADER_STRICT_FIGURES=1 (the tests' setting) it fails."""
+    import logging
+
+    from grader.engine.results import ExerciseResult, TestResult
+    from grader.report import svg
+
+    monkeypatch.delenv(svg.STRICT_ENV, raising=False)
+    with caplog.at_level(logging.WARNING, logger=svg.__name__):
+        assert svg.render(payload) == svg.NOT_DRAWN
+    line, = [r.getMessage() for r in caplog.records if r.name == svg.__name__]
+    assert re.fullmatch(r"a figure \((heatmap|curve|unknown kind)\) could not be drawn: "
+                        r"[A-Za-z]+Error at [a-z_]+\.py:\d+ in [A-Za-z_<>]+", line), line
+    if isinstance(payload, dict):  # (the report's template reads a figure's type)
+        test = TestResult(name="broken", status="failed", score=0.0, max_score=1.0,
+                          message="wrong", figures=[payload])
+        html = render(SubmissionResult("x", "cpu",
+                                       [ExerciseResult(GRID, GRID, "failed", [test])]))
+        assert "This figure could not be drawn." in html and "0.123456789" not in html
+
+    monkeypatch.setenv(svg.STRICT_ENV, "1")
+    with pytest.raises((IndexError, TypeError, ValueError, AttributeError)):
+        svg.render(payload)
+
+
+def test_a_figure_of_an_unknown_kind_is_left_out_silently(monkeypatch, caplog):
+    """A payload of a kind this grader does not draw (a newer grader's) is not an error."""
+    from grader.report import svg
+
+    monkeypatch.setenv(svg.STRICT_ENV, "1")
+    assert svg.render({"type": "violin", "values": [1, 2]}) == ""
+    assert svg.render({"kind": "heatmap"}) == "" and not caplog.records

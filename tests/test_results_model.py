@@ -78,3 +78,16 @@ def test_a_mistakes_name_reads_as_prose_with_its_symbols_as_written(name, label)
     from grader.report.summary import mistake_label
 
     assert mistake_label(name) == label
+
+
+@pytest.mark.parametrize("figures, kept", [
+    ([{"kind": "heatmap"}, "text", 3, None, ["a"]], [{"kind": "heatmap"}]),
+    ("not a list", []), ({"kind": "heatmap"}, []),
+])
+def test_a_figure_that_is_not_a_table_is_dropped_when_read(figures, kept):
+    """A drawing payload comes from outside this process (a worker's reply, an older
+    results.json): one that is not a table is dropped when read, before any report meets it
+    (the HTML template and the notebook magic read its fields)."""
+    data = _every_status().to_dict()
+    data["exercises"][1]["tests"][0]["figures"] = figures
+    assert results.from_dict(data).exercises[1].tests[0].figures == kept

@@ -25,8 +25,9 @@ from types import SimpleNamespace
 import pytest
 from conftest import edit_source
 
-from grader import catalog, similarity
-from grader.report import similarity as report
+from grader import catalog
+from grader.similarity import compare
+from grader.similarity.page import CSV, PAGE, write_similarity
 
 SLUG = "grid_local_mask"
 STUB = catalog.get(SLUG).stub.read_text()
@@ -417,13 +418,13 @@ def make_sources() -> dict[str, str]:
 
 
 def test_renamed_variables_tokenize_alike():
-    a = similarity.tokens("def f(x, y):\n    # sum\n    return x + y\n")
-    b = similarity.tokens("def g(p, q):\n    '''Doc.'''\n    return p + q  # plus\n")
+    a = compare.tokens("def f(x, y):\n    # sum\n    return x + y\n")
+    b = compare.tokens("def g(p, q):\n    '''Doc.'''\n    return p + q  # plus\n")
     assert [t.text for t in a] == [t.text for t in b]
 
 
 def test_planted_copy_ranks_first_and_the_stub_is_no_match():
-    pairs = similarity.find_pairs(make_sources(), STUB)
+    pairs = compare.find_pairs(make_sources(), STUB)
     assert pairs, "no pair found"
     top = pairs[0]
     assert {top.a, top.b} == {"p_original", "p_copy"}
@@ -445,7 +446,7 @@ def test_planted_copy_ranks_first_and_the_stub_is_no_match():
 def test_unparsable_file_is_compared_not_fatal():
     sources = make_sources()
     sources["x_broken"] = "def grid_local_mask(:\n    return (((\n"
-    pairs = similarity.find_pairs(sources, STUB)
+    pairs = compare.find_pairs(sources, STUB)
     assert {pairs[0].a, pairs[0].b} == {"p_original", "p_copy"}
 
 
@@ -464,12 +465,12 @@ def test_page_and_csv(tmp_path):
     sources["z_evil"] = edit_source(sources["p_copy"], (
         "grid too small", "</pre><script>alert(1)</script>\x1b[2J"))
     subs = _submissions(tmp_path / "class", sources)
-    page = report.write_similarity(tmp_path / "out", subs, [SLUG], title="Week 3")
+    page = write_similarity(tmp_path / "out", subs, [SLUG], title="Week 3")
     html = page.read_text()
     assert "<script" not in html and "\x1b" not in html
     assert "&lt;/pre&gt;&lt;script&gt;" in html and "\\x1b[2J" in html
     assert 'href="index.html"' in html and "<mark" in html
-    rows = list(csv.reader((tmp_path / "out" / report.CSV).open(newline="")))
+    rows = list(csv.reader((tmp_path / "out" / CSV).open(newline="")))
     assert rows[0][:4] == ["exercise", "a", "b", "score"]
     ranked = {frozenset(r[1:3]) for r in rows[1:4]}  # the trio of copies leads
     assert ranked == {frozenset(x) for x in (("p_copy", "p_original"), ("p_copy", "z_evil"),
@@ -489,9 +490,9 @@ def test_grade_bulk_similarity(tmp_path):
                           env={**os.environ, "TMPDIR": work})
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "similarity.html" in proc.stdout + proc.stderr
-    rows = list(csv.reader((tmp_path / "out" / report.CSV).open(newline="")))
+    rows = list(csv.reader((tmp_path / "out" / CSV).open(newline="")))
     assert set(rows[1][1:3]) == {"p_copy", "p_original"}
-    html = (tmp_path / "out" / report.PAGE).read_text()
+    html = (tmp_path / "out" / PAGE).read_text()
     first = html.index('id="grid_local_mask-1"')
     assert "p_copy and p_original" in html[first:first + 300]
 
@@ -509,7 +510,7 @@ def renamed(source: str, k: int) -> str:
 @pytest.mark.parametrize(("n", "limit"), [
     (2, 4), (11, 4), (40, 4), (41, 5), (45, 5), (200, 20), (201, 21)])
 def test_common_limit_is_a_tenth_of_the_class_and_at_least_4(n, limit):
-    assert similarity.common_limit(n) == limit
+    assert compare.common_limit(n) == limit
 
 
 @pytest.mark.parametrize(("class_size", "copies", "paired"), [
@@ -527,11 +528,11 @@ def test_a_fragment_in_common_limit_submissions_is_boilerplate(class_size, copie
         klass[pool[k] if k < len(pool) else f"u_stub_{k}"] = (
             others[pool[k]] if k < len(pool) else STUB)
     assert len(klass) == class_size
-    found = [(p.a, p.b, round(p.score, 3)) for p in similarity.find_pairs(klass, STUB, min_score=0)
+    found = [(p.a, p.b, round(p.score, 3)) for p in compare.find_pairs(klass, STUB, min_score=0)
              if p.a.startswith("copy_") and p.b.startswith("copy_")]
     assert len(found) == (copies * (copies - 1) // 2 if paired else 0), found
     assert all(score == 1.0 for _, _, score in found), found
-    reported = {(p.a, p.b) for p in similarity.find_pairs(klass, STUB)}
+    reported = {(p.a, p.b) for p in compare.find_pairs(klass, STUB)}
     assert reported == {(a, b) for a, b, _ in found}  # and no pair of independent solutions
 
 
@@ -550,15 +551,15 @@ EDITS = {  # a second file: BASE but for some lines
 
 def _class_page(tmp_path: Path, sources: dict[str, str]) -> tuple[str, list[list[str]]]:
     """The page and the CSV rows of ``write_similarity`` on ``sources``."""
-    page = report.write_similarity(tmp_path / "out", _submissions(tmp_path / "class", sources),
+    page = write_similarity(tmp_path / "out", _submissions(tmp_path / "class", sources),
                                    [SLUG], title="Week 3")
-    return page.read_text(), list(csv.reader((tmp_path / "out" / report.CSV).open(newline="")))
+    return page.read_text(), list(csv.reader((tmp_path / "out" / CSV).open(newline="")))
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_files_that_differ_score_below_100(edit, tmp_path):
     changed = edit_source(BASE, *EDITS[edit])
-    pair, = similarity.find_pairs({"a": BASE, "b": changed}, STUB)
+    pair, = compare.find_pairs({"a": BASE, "b": changed}, STUB)
     assert pair.score < 1 and min(pair.share_a, pair.share_b) < 1
     html, rows = _class_page(tmp_path, {"a": BASE, "b": changed})
     assert float(rows[1][3]) < 100 and min(float(rows[1][4]), float(rows[1][5])) < 100
@@ -567,7 +568,7 @@ def test_files_that_differ_score_below_100(edit, tmp_path):
 
 
 def test_a_renamed_copy_scores_100():
-    pair, = similarity.find_pairs({"a": BASE, "b": renamed(BASE, 1)}, STUB)
+    pair, = compare.find_pairs({"a": BASE, "b": renamed(BASE, 1)}, STUB)
     assert (pair.score, pair.share_a, pair.share_b) == (1.0, 1.0, 1.0)
 
 
@@ -629,14 +630,14 @@ def test_independent_implementations_never_pair(exercise, tmp_path):
     (where only the stub is boilerplate) or of four."""
     sources, stub = independent(exercise)
     ids = sorted(sources)
-    scores = {(x, y): max((p.score for p in similarity.find_pairs(
+    scores = {(x, y): max((p.score for p in compare.find_pairs(
         {x: sources[x], y: sources[y]}, stub, min_score=0)), default=0.0)
         for x, y in itertools.combinations(ids, 2)}
     worst = max(scores, key=scores.__getitem__)
-    assert scores[worst] < similarity.REPORT_MIN, (worst, scores[worst])
+    assert scores[worst] < compare.REPORT_MIN, (worst, scores[worst])
     for k in range(len(ids)):
         klass = {sid: sources[sid] for sid in (ids + ids)[k:k + 4]}
-        assert similarity.find_pairs(klass, stub) == [], sorted(klass)
+        assert compare.find_pairs(klass, stub) == [], sorted(klass)
 
 
 DISGUISES = {  # exercise, the original (an id of ``independent``), its disguised copy
@@ -656,7 +657,7 @@ def test_a_disguised_copy_still_pairs(disguise, tmp_path):
     classes = [others[k:k + 2] for k in range(0, len(others), 2)] + [others]
     for members in classes:
         klass = {original: sources[original], "copy": copy, **{s: sources[s] for s in members}}
-        pairs = similarity.find_pairs(klass, stub)
+        pairs = compare.find_pairs(klass, stub)
         assert [(p.a, p.b) for p in pairs] == [("copy", original)], (
             members, [(p.a, p.b, round(p.score, 2)) for p in pairs])
     if exercise == SLUG:  # the CSV lists that pair alone
@@ -669,7 +670,7 @@ def test_the_teacher_guide_states_the_rules():
     section = guide[guide.index("`--similarity` also compares"):]
     text = " ".join(section[:section.index("```")].split())
     assert "more than a tenth" not in text
-    assert (f"at least a tenth of the class and in at least {similarity.MIN_COMMON} "
+    assert (f"at least a tenth of the class and in at least {compare.MIN_COMMON} "
             "submissions") in text
-    assert f"fingerprints of {similarity.K} tokens" in text
-    assert f"{round(100 * similarity.REPORT_MIN)}% or more" in text
+    assert f"fingerprints of {compare.K} tokens" in text
+    assert f"{round(100 * compare.REPORT_MIN)}% or more" in text

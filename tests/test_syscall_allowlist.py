@@ -293,5 +293,4 @@ def test_the_gpu_profile_adds_the_nvidia_ioctls_only_for_cuda_workers(tmp_path):
     nvidia = "& 0x0000ff00 == 17920"  # type 'F'
     assert nvidia in texts[True] and nvidia not in texts[False]
     assert '"mlock"' in texts[True] and '"mlock"' not in texts[False]
-    spec = isolation.Sandbox("cpu").spec(tmp_path)
-    assert spec["devices"] == []  # a CPU worker gets the CPU profile
+    assert isolation.Sandbox("cpu").confinement(tmp_path).devices == ()  # the CPU profile

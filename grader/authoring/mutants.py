@@ -519,7 +519,6 @@ class _Child:
         if self.mistakes is None:
             import importlib
 
-            import grader.engine.plugin  # noqa: F401 - installs suite.reference for them
             from grader.suite import mistakes_in
 
             suite = importlib.import_module(f"grader.suites.test_{self.inputs.slug}")

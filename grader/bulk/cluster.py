@@ -17,7 +17,6 @@ the risk (``--allow-insecure-cluster``).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import ipaddress
 import json
@@ -25,14 +24,13 @@ import logging
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.engine.policy import Policy
 from grader.engine.results import from_dict
-from grader.engine.runner import Phase
 
-from .layouts import Submission
+from .messages import Answer, JobMessage, Settings, failure
 from .serve import MAX_DEATHS
 
 GPU_RESOURCE = "GPU"
@@ -264,13 +262,9 @@ def task_options(cluster: Cluster, device: str, exercises: list[str]) -> dict[st
             "allow_other_workers": False}
 
 
-def run(cluster: Cluster, todo: list[tuple[Submission, str]], *, exercises: list[str],
-        device: str, budget_s: float, policy: Policy, phase: Phase = Phase.WHOLE,
-        earlier: dict[str, dict[str, Any]] | None = None,
-        ) -> Iterator[tuple[str, dict[str, Any] | None, str | None, int]]:
-    """Grade one round (``phase``, ``bulk/runner.py``) of ``todo`` (``(submission, cache
-    key)``; a hidden round's ``earlier`` holds each one's public handover data); yield ``(id,
-    data, error, processes it ended)`` as each finishes, ``data`` a result's, or a public
+def run(cluster: Cluster, jobs: list[JobMessage], settings: Settings) -> Iterator[Answer]:
+    """Grade one round (``bulk/runner.py``) of ``jobs``, one task each (its files sent as
+    bytes); yield each one's answer as it finishes, its ``data`` a result's, or a public
     round's handover. Interrupting the iteration cancels what is left."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
@@ -279,58 +273,53 @@ def run(cluster: Cluster, todo: list[tuple[Submission, str]], *, exercises: list
     from .cluster_worker import GradingProcessDied, grade_task
 
     pack = catalog.pack_version()
-    settings = {"exercises": exercises, "device": device, "budget_s": budget_s,
-                "policy": dataclasses.asdict(policy), "pack": pack}
     refusals: dict[str, int] = {}
 
-    def submit(sub: Submission, key: str) -> Any:
-        task = {**settings, "id": sub.id, "phase": phase.value,
-                "handover": (earlier or {}).get(sub.id), "files": {
-            s: (sub.files[s].read_bytes() if s in sub.files else None) for s in exercises}}
-        attempt = refusals.get(sub.id, 0)
+    def submit(job: JobMessage) -> Any:
+        contents = {s: (Path(path).read_bytes() if path is not None else None)
+                    for s, path in job.files.items()}
+        attempt = refusals.get(job.id, 0)
         return cluster.client.submit(
-            grade_task, task, key=f"grade-{phase.value}-{_digest(sub.id, key)}-{attempt}",
-            pure=False,
-            retries=MAX_DEATHS - 1, **task_options(cluster, device, exercises))
+            grade_task, job.task(settings, pack, contents),
+            key=f"grade-{job.phase}-{_digest(job.id, job.key)}-{attempt}", pure=False,
+            retries=MAX_DEATHS - 1, **task_options(cluster, settings.device,
+                                                   list(settings.exercises)))
 
     futures = {}
-    for sub, key in todo:
-        futures[submit(sub, key)] = (sub, key)
+    for job in jobs:
+        futures[submit(job)] = job
     done = as_completed(list(futures))
     try:
         for future in done:
-            sub, key = futures.pop(future)
+            job = futures.pop(future)
             try:
                 answer = json.loads(future.result())
             except KilledWorker as exc:
                 ended = int(getattr(exc, "allowed_failures", MAX_DEATHS - 1) or 0) + 1
-                yield sub.id, None, "its Dask worker was lost each time", ended
+                yield Answer(job.id, error="its Dask worker was lost each time", ended=ended)
                 continue
             except GradingProcessDied as exc:
-                yield sub.id, None, str(exc), MAX_DEATHS
+                yield Answer(job.id, error=str(exc), ended=MAX_DEATHS)
                 continue
             except FutureCancelledError:
                 continue
             except Exception as exc:  # noqa: BLE001 - a Dask-side failure of this task only
-                yield sub.id, None, f"{type(exc).__name__}: {exc}", 0
+                yield Answer(job.id, error=failure(exc))
                 continue
             if "refused" in answer:
                 addr = answer.get("worker", "?")
                 cluster.bad[addr] = refusal_text(answer, pack)
                 if addr in cluster.good:
                     cluster.good.remove(addr)
-                refusals[sub.id] = refusals.get(sub.id, 0) + 1
-                if cluster.good and refusals[sub.id] < MAX_REFUSALS:
-                    again = submit(sub, key)
-                    futures[again] = (sub, key)
+                refusals[job.id] = refusals.get(job.id, 0) + 1
+                if cluster.good and refusals[job.id] < MAX_REFUSALS:
+                    again = submit(job)
+                    futures[again] = job
                     done.add(again)
                 else:
-                    yield sub.id, None, cluster.bad[addr], 0
+                    yield Answer(job.id, error=cluster.bad[addr])
                 continue
-            if "error" in answer:
-                yield sub.id, None, str(answer["error"]), 0
-                continue
-            yield sub.id, answer["handover" if phase is Phase.PUBLIC else "result"], None, 0
+            yield Answer.from_json(job.id, answer, job.phase)
     finally:
         if futures:
             cluster.client.cancel(list(futures))

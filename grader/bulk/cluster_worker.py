@@ -7,15 +7,18 @@ for the worker's life, restarting it when it dies or when a task asks for other 
 another device. One submission is graded at a time per worker (start workers with
 ``--nthreads 1``; more threads only queue on the plugin's lock).
 
-A task's argument is the client's plain data (the submission's files as bytes, the settings,
-the client's pack version); its return value is a JSON text: the grading process's own
-answer (``{"result": ...}`` or ``{"error": ...}``) or a refusal (``{"refused": ...}``) from a
-worker whose pack version differs from the client's or which cannot isolate learner code
-strictly. A grading process that dies raises ``GradingProcessDied``, which Dask retries.
+A task's argument is the client's plain data (``messages.JobMessage.task``: the submission's
+files as bytes, the settings, the client's pack version), read only as far as its session and
+pack version until they are found to match; its return value is a JSON text: the grading
+process's own answer (``{"result": ...}`` or ``{"error": ...}``) or a refusal (``{"refused":
+...}``) from a worker whose pack version differs from the client's or which cannot isolate
+learner code strictly. A grading process that dies raises ``GradingProcessDied``, which Dask
+retries.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from distributed import Scheduler, Worker, WorkerPlugin, get_worker
+
+from .messages import JobMessage, Settings
 
 PLUGIN_NAME = "vit-grader"
 
@@ -164,11 +169,9 @@ class GradingPlugin(WorkerPlugin):
                     if data is not None:
                         (folder / f"{slug}.py").write_bytes(data)
                         files[slug] = str(folder / f"{slug}.py")
+                request = dataclasses.replace(JobMessage.from_json(task), files=files)
                 answer = proc.grade((tuple(task["exercises"]), task["device"]),
-                                    {"id": task["id"], "files": files,
-                                     "budget_s": task["budget_s"], "policy": task["policy"],
-                                     "phase": task.get("phase", "whole"),
-                                     "handover": task.get("handover")})
+                                    request.to_json(Settings.from_json(task)))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             if answer is None:

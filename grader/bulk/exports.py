@@ -29,7 +29,7 @@ from grader.files import atomic_write_text, sync_tree
 
 from . import manifest as mf
 from .adjust import AdjustError, Line, read_adjustments, resolve, student_keys
-from .layouts import Rejected
+from .reading import Rejected
 
 
 class ExportError(ValueError):

@@ -32,36 +32,56 @@ taken for the download's. An unzipped download gives no time (``None``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import struct
 import zipfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from . import layouts as L
+from .reading import (
+    SHALLOWEST,
+    Budget,
+    Candidate,
+    Context,
+    Discovery,
+    Found,
+    Member,
+    is_junk,
+    loader,
+    match_slug,
+    nested_zip,
+    open_zip,
+    path_parts,
+    read_member,
+    read_student,
+    reject_strays,
+    scan_folder,
+    unreadable,
+    unsafe_name,
+)
 
 _MEMBER_RE = re.compile(
     r"(?P<name>[^/]+?)_(?P<pid>\d{1,30})_assignsubmission_(?P<plugin>[a-z0-9]+)"
     r"(?:_?/(?P<path>.+)|_(?P<flat>[^/]+))")
 _FOLDER_RE = re.compile(r"(?P<name>.+?)_(?P<pid>\d{1,30})_assignsubmission_(?P<plugin>[a-z0-9]+)_?")
-_WHY = "the shallowest of {n} copies"
 _DOWNLOAD_WINDOW = dt.timedelta(minutes=10)  # member times this close: the download's time
 _EXTENDED_TIMESTAMP = 0x5455  # the "UT" extra field: modification time, seconds since 1970
 
 
-def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
+def discover_zip(path: Path, ctx: Context) -> Discovery | None:
     """The Moodle submissions in zip ``path``, or ``None`` when no member is named like one
     (then it may be a Canvas zip)."""
-    with L.open_zip(path) as zf:
+    with open_zip(path) as zf:
         groups: dict[str, list[tuple[zipfile.ZipInfo, re.Match[str]]]] = {}
         stray: list[zipfile.ZipInfo] = []
         stamps: list[tuple[str, dt.datetime]] = []  # (participant, a file's time), zip order
         for info in zf.infolist():
-            parts = L._parts(info.filename)
-            if info.is_dir() or not parts or L._is_junk(parts[:1]):
+            parts = path_parts(info.filename)
+            if info.is_dir() or not parts or is_junk(parts[:1]):
                 continue
             m = _MEMBER_RE.fullmatch(info.filename)
-            if m is None or L._unsafe_name(info.filename):
+            if m is None or unsafe_name(info.filename):
                 stray.append(info)
             else:
                 groups.setdefault(str(int(m["pid"])), []).append((info, m))
@@ -70,24 +90,19 @@ def discover_zip(path: Path, ctx: L._Context) -> L.Discovery | None:
         if not groups:
             return None
         times = submission_times(stamps)
-        for info in stray:
-            why = ("has an unsafe path" if L._unsafe_name(info.filename)
-                   else "is not named like a Moodle submission "
-                        "(<full name>_<participant id>_assignsubmission_file/<file>)")
-            ctx.rejected.append(L.Rejected(info.filename, f"member {info.filename!r} {why}, "
-                                           "so it was not unpacked",
-                                           f"{path.name}: {info.filename}"))
+        reject_strays(ctx, path, stray, "a Moodle submission (<full name>_<participant "
+                                        "id>_assignsubmission_file/<file>)")
         ordered = sorted(((f"{members[0][1]['name']}_{pid}", pid, members)
                           for pid, members in groups.items()), key=lambda item: item[0])
         for raw, pid, members in ordered:
             _finish_zip_participant(raw, pid, members, zf, path, ctx, times.get(pid))
     files = sum(len(m) for _, _, m in ordered)
-    return L.Discovery("moodle", f"a Moodle 'Download all submissions' zip ({path.name}): "
-                       f"{files} files from {len(ordered)} participants",
-                       ctx.submissions, ctx.rejected)
+    return Discovery("moodle", f"a Moodle 'Download all submissions' zip ({path.name}): "
+                     f"{files} files from {len(ordered)} participants",
+                     ctx.submissions, ctx.rejected)
 
 
-def discover_dirs(root: Path, dirs: list[Path], ctx: L._Context) -> L.Discovery | None:
+def discover_dirs(root: Path, dirs: list[Path], ctx: Context) -> Discovery | None:
     """The Moodle submissions of an unzipped download (``dirs``: ``root``'s sub-folders), or
     ``None`` unless every sub-folder is named like a Moodle plugin folder."""
     matches = [(d, _FOLDER_RE.fullmatch(d.name)) for d in dirs]
@@ -107,22 +122,22 @@ def discover_dirs(root: Path, dirs: list[Path], ctx: L._Context) -> L.Discovery 
         try:
             _finish(ctx, sid, _scan_participant(entries, ctx), notes, source, pid, name)
         except Exception as exc:  # noqa: BLE001 - one submission never stops the class
-            ctx.reject_owned(sid, L._unreadable(exc), source)
-    return L.Discovery("moodle", f"an unzipped Moodle 'Download all submissions' folder ({root}):"
-                       f" {len(dirs)} folders from {len(groups)} participants",
-                       ctx.submissions, ctx.rejected)
+            ctx.reject_owned(sid, unreadable(exc), source)
+    return Discovery("moodle", f"an unzipped Moodle 'Download all submissions' folder ({root}):"
+                     f" {len(dirs)} folders from {len(groups)} participants",
+                     ctx.submissions, ctx.rejected)
 
 
-def _scan_participant(entries: list[tuple[Path, re.Match[str]]], ctx: L._Context) -> L._Found:
+def _scan_participant(entries: list[tuple[Path, re.Match[str]]], ctx: Context) -> Found:
     """The candidates of one participant's plugin folders."""
-    found = L._Found()
+    found = Found()
     for d, m in entries:
         if m["plugin"] != "file":
             found.ignored_other.append(f"{d.name}/ (the {m['plugin']} plugin)")
         elif d.is_symlink():
             found.problems.append(f"{d.name} is a symbolic link, which is not followed")
         else:
-            sub = L._scan_folder(d, ctx)
+            sub = scan_folder(d, ctx)
             for field in ("candidates", "ignored_py", "ignored_other", "notes", "problems"):
                 getattr(found, field).extend(getattr(sub, field))
     return found
@@ -163,71 +178,53 @@ def submission_times(stamps: list[tuple[str, dt.datetime]]) -> dict[str, dt.date
     return times
 
 
-def _finish(ctx: L._Context, sid: str, found: L._Found, notes: list[str], source: str,
+def _finish(ctx: Context, sid: str, found: Found, notes: list[str], source: str,
             pid: str, name: str, chosen_in: str | None = None,
             submitted_at: dt.datetime | None = None) -> None:
     before = len(ctx.submissions)
-    ctx.finish(sid, found, notes, source, _WHY, chosen_in=chosen_in, lms=(pid, name))
+    ctx.finish(sid, found, notes, source, SHALLOWEST, chosen_in=chosen_in, lms=(pid, name))
     if len(ctx.submissions) > before:
         ctx.submissions[-1].lms_kind = "moodle"
         ctx.submissions[-1].submitted_at = submitted_at
 
 
-def _finish_zip_participant(raw: str, pid: str,
-                            members: list[tuple[zipfile.ZipInfo, re.Match[str]]],
-                            zf: zipfile.ZipFile, path: Path, ctx: L._Context,
+def _finish_zip_participant(raw: str, pid: str, members: list[Member], zf: zipfile.ZipFile,
+                            path: Path, ctx: Context,
                             submitted_at: dt.datetime | None = None) -> None:
-    source = f"{path.name}: {L._names(info.filename for info, _ in members)}"
-    claimed = ctx.claim(raw.replace(" ", "_"), source)
-    if claimed is None:
-        return
-    sid, notes = claimed
-    what = f"the Moodle submission of {raw}"
-    found = L._Found()
-    try:
-        L._check_members([info for info, _ in members], ctx.limits, what)
-        budget = L._Budget(ctx.limits.max_total_bytes, what)
-        with ExitStack() as stack:
-            for info, m in sorted(members, key=lambda im: im[0].filename):
-                _member(info, m, zf, budget, found, stack, ctx)
-            _finish(ctx, sid, found, notes, source, pid, raw.rpartition("_")[0],
-                    chosen_in=path.name, submitted_at=submitted_at)
-    except L._Reject as exc:
-        ctx.reject_owned(sid, str(exc), source)
-    except Exception as exc:  # noqa: BLE001 - one submission never stops the class
-        ctx.reject_owned(sid, L._unreadable(exc), source)
+    read_student(ctx, raw.replace(" ", "_"), members, zf, path,
+                 f"the Moodle submission of {raw}", _member,
+                 functools.partial(_finish, ctx, pid=pid, name=raw.rpartition("_")[0],
+                                   chosen_in=path.name, submitted_at=submitted_at),
+                 order=lambda member: member[0].filename)
 
 
-def _member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile, budget: L._Budget,
-            found: L._Found, stack: ExitStack, ctx: L._Context) -> None:
+def _member(info: zipfile.ZipInfo, m: re.Match[str], zf: zipfile.ZipFile, budget: Budget,
+            found: Found, stack: ExitStack, ctx: Context) -> None:
     """Add the candidates of one member (a file of the ``file`` plugin, maybe a zip)."""
     rel = m["path"] or m["flat"]
-    parts = L._parts(rel)
-    if not parts or L._is_junk(parts):
+    parts = path_parts(rel)
+    if not parts or is_junk(parts):
         return
     rel = "/".join(parts)
     if m["plugin"] != "file":
         found.ignored_other.append(f"{rel} (the {m['plugin']} plugin)")
         return
     depth = len(parts) - 1
-    match = L._match_slug(parts[-1], ctx.slug_map, upload_suffix=False)
+    match = match_slug(parts[-1], ctx.slug_map, upload_suffix=False)
     if match is not None:
         slug, _, exact = match
-        found.candidates.append(L._Candidate(
+        found.candidates.append(Candidate(
             slug, parts[-1], rel, info.filename, (0, 0, -depth, int(exact)),
-            L._loader(L._read_member, zf, info, ctx.limits.max_file_bytes, budget)))
+            loader(read_member, zf, info, ctx.limits.max_file_bytes, budget)))
         return
     if not rel.lower().endswith(".zip"):
         (found.ignored_py if rel.lower().endswith(".py") else found.ignored_other).append(rel)
         return
-    nested = L.nested_zip(zf, info, rel, rel, found, stack, ctx, budget)
+    nested = nested_zip(zf, info, rel, rel, found, stack, ctx, budget)
     if nested is None:
         return
     for c in nested.candidates:
         c.label, c.member = f"{c.label} in {rel}", info.filename
         c.rank = (0, 0, c.rank[2] - depth - 1, c.rank[3])
         found.candidates.append(c)
-    found.ignored_py += [f"{name} in {rel}" for name in nested.ignored_py]
-    found.ignored_other += [f"{name} in {rel}" for name in nested.ignored_other]
-    found.notes += nested.notes
-    found.problems += nested.problems
+    found.take_nested(nested, rel)

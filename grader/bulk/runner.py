@@ -32,19 +32,17 @@ from typing import Any
 from grader import catalog
 from grader.engine.policy import Policy
 from grader.engine.results import SubmissionResult, from_dict
-from grader.engine.runner import Handover, Phase
+from grader.engine.runner import Handover, Job, Phase
 from grader.files import make_dir
+from grader.report.html import write_report
+from grader.sandbox.harness.libc import die_with_parent
 
-from .layouts import Submission
-from .serve import MAX_DEATHS
+from . import cluster as dask_cluster
+from .messages import Answer, JobMessage, Settings, failure
+from .reading import Submission
+from .serve import MAX_DEATHS, grade_stream, job_of
 
 CACHE_KEY = "cache_key"
-# What one round of grading a submission came to: (id, its data (a result's, or a public
-# round's handover) or None, why grading failed or None, grading processes it ended)
-Answer = tuple[str, dict[str, Any] | None, str | None, int]
-# A job as a grading process is sent it: (id, slug -> file or None, cache key, phase, the
-# public round's handover data for a hidden round)
-JobMessage = tuple[str, dict[str, str | None], str, str, dict[str, Any] | None]
 
 
 def phases(policy: Policy | None) -> tuple[Phase, ...]:
@@ -86,22 +84,15 @@ def cached_result(out: Path, sub_id: str, key: str) -> dict[str, Any] | None:
 def _write_folder(result: Any, folder: Path, key: str) -> None:
     """A graded submission's report folder (``results.json`` and its HTML report; its
     ``gradescope.json`` is written once, with the class's adjustments, when the run ends)."""
-    from grader.report.html import write_report
-
     make_dir(folder)
     write_report(result, folder, extra={CACHE_KEY: key})
 
 
-def _serve(conn: Connection, parent: int, others: list[Connection], exercises: list[str],
-           device: str, out: str, budget_s: float, policy: Policy) -> None:
-    """A pool process: one pytest session (suites collected once) grades each submission
-    it is sent, writes its report folder and answers ``(id, results or None, error or None)``.
-    ``None`` ends it."""
-    from grader.engine.runner import Job
-    from grader.sandbox.harness.confine import die_with_parent
-
-    from .serve import grade_stream
-
+def _serve(conn: Connection, parent: int, others: list[Connection], settings: Settings,
+           out: str) -> None:
+    """A pool process: one pytest session (suites collected once) grades each ``JobMessage``
+    it is sent (in its wire form), writes its report folder and answers an ``Answer`` (in
+    its wire form). ``None`` ends it."""
     # Ctrl-C is handled by the parent, which stops the pool; a pool process ignores SIGINT so
     # that a keypress does not leave half-finished pytest runs printing tracebacks, and dies
     # quietly on SIGTERM (its learner workers die with it: PR_SET_PDEATHSIG), which it also
@@ -118,43 +109,40 @@ def _serve(conn: Connection, parent: int, others: list[Connection], exercises: l
     def jobs() -> Iterator[Job]:
         while True:
             try:
-                msg = conn.recv()
+                wire = conn.recv()
             except (EOFError, OSError):  # the parent is gone: end quietly
                 return
-            if msg is None:
+            if wire is None:
                 return
-            sub_id, files, keys[sub_id], phase, earlier = msg
+            message = JobMessage.from_wire(wire)
+            keys[message.id] = message.key
             try:
-                handover = Handover.from_dict(earlier) if earlier is not None else None
+                job = job_of(message, settings)
             except ValueError as exc:
-                send((sub_id, None, str(exc)))
+                send(Answer(message.id, error=str(exc)))
                 continue
-            yield Job({s: Path(p) if p else None for s, p in files.items()}, sub_id, device,
-                      budget_s, policy=policy, phase=Phase(phase), handover=handover)
+            yield job
 
-    def send(answer: tuple) -> None:
+    def send(answer: Answer) -> None:
         try:
-            conn.send(answer)
+            conn.send(answer.to_wire())
         except OSError:  # the parent is gone: the next recv ends this process
             pass
 
     def deliver(job: Job, outcome: SubmissionResult | Handover | Exception) -> None:
         sub_id, key = job.submission, keys.pop(job.submission)
-        if isinstance(outcome, Exception):
-            send((sub_id, None, f"{type(outcome).__name__}: {outcome}"))
+        answer = Answer.of(sub_id, outcome)
+        if answer.error is not None or isinstance(outcome, Handover):
+            send(answer)  # an error, or a public round (its hidden round completes it)
             return
-        if isinstance(outcome, Handover):  # a public round: its hidden round completes it
-            send((sub_id, outcome.to_dict(), None))
-            return
-        data = {**outcome.to_dict(), CACHE_KEY: key}
         try:
             _write_folder(outcome, Path(out) / sub_id, key)
         except Exception as exc:  # noqa: BLE001 - the report could not be written
-            send((sub_id, None, f"{type(exc).__name__}: {exc}"))
+            send(Answer(sub_id, error=failure(exc)))
             return
-        send((sub_id, data, None))
+        send(dataclasses.replace(answer, data={**answer.data, CACHE_KEY: key}))
 
-    grade_stream(exercises, jobs(), deliver)
+    grade_stream(list(settings.exercises), jobs(), deliver)
 
 
 def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out: Path,
@@ -166,6 +154,7 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
     id. ``on_done(id, finished)``: a round of the submission ended, ``finished`` when it was
     its last (or the submission came from the cache, or cannot be graded)."""
     policy = policy or Policy()
+    settings = Settings(tuple(exercises), device, budget_s, policy)
     rounds = phases(policy)
     outcome = BulkOutcome()
     by_id: dict[str, SubmissionResult] = {}
@@ -188,33 +177,31 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
     previous_term = signal.signal(signal.SIGTERM, stop.handle)
     previous_int = signal.signal(signal.SIGINT, stop.handle)
     pool = None if cluster is not None or not todo else \
-        _Pool(min(workers, len(todo)), (exercises, device, str(out), budget_s, policy))
+        _Pool(min(workers, len(todo)), settings, out)
     earlier: dict[str, dict[str, Any]] = {}  # id -> its public round's handover data
     try:
         for phase in rounds:
-            jobs = [(sub, key) for sub, key in todo if phase is not Phase.HIDDEN or
-                    sub.id in earlier]
+            jobs = [JobMessage(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
+                                        for s in exercises}, phase, earlier.get(sub.id), key)
+                    for sub, key in todo if phase is not Phase.HIDDEN or sub.id in earlier]
             if cluster is not None:
-                answers = _on_cluster(cluster, jobs, out, exercises, device, budget_s, policy,
-                                      phase, earlier)
+                answers = _on_cluster(cluster, jobs, out, settings)
             else:
-                answers = pool.run([(sub.id, {s: (str(sub.files[s]) if s in sub.files else None)
-                                              for s in exercises}, key, phase.value,
-                                     earlier.get(sub.id)) for sub, key in jobs]) if jobs else ()
+                answers = pool.run(jobs) if jobs else ()
             # every answer of a round is taken before the next round's first job is sent
-            for sub_id, data, error, ended in answers:
-                result = None
+            for answer in answers:
+                sub_id, error, result = answer.id, answer.error, None
                 if error is None and phase is Phase.PUBLIC:
-                    earlier[sub_id] = data
+                    earlier[sub_id] = answer.data
                 elif error is None:
                     try:
-                        result = from_dict(data)
+                        result = from_dict(answer.data)
                     except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                        error = f"{type(exc).__name__}: {exc}"
-                if error is not None and ended > 0:
+                        error = failure(exc)
+                if error is not None and answer.ended > 0:
                     # a reason, as a rejected submission's: the writers say "not graded: "
-                    outcome.ended.append((sub_id, f"it ended {ended} grading processes (the "
-                                                  f"last: {error})"))
+                    outcome.ended.append((sub_id, f"it ended {answer.ended} grading processes "
+                                                  f"(the last: {error})"))
                 elif error is not None:
                     outcome.failures.append((sub_id, error))
                 elif result is not None:
@@ -241,24 +228,23 @@ def grade_all(subs: list[Submission], *, exercises: list[str], device: str, out:
     return outcome
 
 
-def _on_cluster(cluster: Any, todo: list[tuple[Submission, str]], out: Path,
-                exercises: list[str], device: str, budget_s: float, policy: Policy,
-                phase: Phase, earlier: dict[str, dict[str, Any]]) -> Iterator[Answer]:
+def _on_cluster(cluster: Any, jobs: list[JobMessage], out: Path,
+                settings: Settings) -> Iterator[Answer]:
     """The cluster's answers to one round, each result written here as the pool processes
     write theirs."""
-    from . import cluster as dask_cluster
-
-    keys = {sub.id: key for sub, key in todo}
-    for sub_id, data, error, ended in dask_cluster.run(
-            cluster, todo, exercises=exercises, device=device, budget_s=budget_s,
-            policy=policy, phase=phase, earlier=earlier):
-        if data is not None and phase is not Phase.PUBLIC:
+    by_id = {job.id: job for job in jobs}
+    for answer in dask_cluster.run(cluster, jobs, settings):
+        job = by_id[answer.id]
+        if answer.data is not None and job.phase != Phase.PUBLIC:
             try:
-                _write_folder(dask_cluster.decode(data), out / sub_id, keys[sub_id])
-                data = {**data, CACHE_KEY: keys[sub_id]}
+                _write_folder(dask_cluster.decode(answer.data), out / job.id, job.key)
+                answer = dataclasses.replace(answer, data={**answer.data, CACHE_KEY: job.key})
             except (ValueError, OSError) as exc:
-                data, error = None, f"{type(exc).__name__}: {exc}"
-        yield sub_id, data, error, ended
+                answer = dataclasses.replace(answer, data=None, error=failure(exc))
+        yield answer
+
+
+_SWALLOWING = ("__del__", "_gc_callback")
 
 
 class _Stop:
@@ -269,34 +255,44 @@ class _Stop:
 
     def handle(self, signum: int, frame: Any) -> None:
         self.asked = True
+        # where Python would swallow the exception (printing a traceback): a __del__ or a
+        # garbage-collector callback (Dask's Future.__del__, GCDiagnosis._gc_callback); the
+        # run then stops at its next answer
+        for _ in range(4):
+            if frame is None:
+                break
+            if frame.f_code.co_name in _SWALLOWING:
+                return
+            frame = frame.f_back
         raise KeyboardInterrupt
 
 
 class _Pool:
-    """``size`` pool processes (forked, each running ``_serve``), one submission in flight
-    each; a process that dies is replaced and its submission reported as failed."""
+    """``size`` pool processes (forked, each running ``_serve`` with ``settings``, writing
+    under ``out``), one submission in flight each; a process that dies is replaced and its
+    submission reported as failed."""
 
-    def __init__(self, size: int, settings: tuple[Any, ...]) -> None:
-        self.size, self.settings = max(1, size), settings
+    def __init__(self, size: int, settings: Settings, out: Path) -> None:
+        self.size, self.settings, self.out = max(1, size), settings, str(out)
         self._ctx = multiprocessing.get_context("fork")
         self._procs: dict[Connection, tuple[BaseProcess, str | None]] = {}
 
     def _spawn(self) -> Connection:
         mine, theirs = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve,
-                                 args=(theirs, os.getpid(), list(self._procs), *self.settings))
+        proc = self._ctx.Process(target=_serve, args=(theirs, os.getpid(), list(self._procs),
+                                                      self.settings, self.out))
         proc.start()
         theirs.close()
         self._procs[mine] = (proc, None)
         return mine
 
     def run(self, jobs: list[JobMessage]) -> Iterator[Answer]:
-        """Grade ``jobs``; yield ``(id, data, error, processes it ended)`` as they end. A
+        """Grade ``jobs``; yield each one's answer as it ends, with the processes it ended. A
         submission whose process dies is graded again by a fresh one, up to ``MAX_DEATHS``
         processes. The processes stay for the next round (``close`` ends them); a round
         interrupted ends them at once."""
         queue = list(reversed(jobs))
-        self._jobs = {job[0]: job for job in jobs}
+        self._jobs = {job.id: job for job in jobs}
         self._deaths: dict[str, int] = {}
         if not self._procs:
             for _ in range(min(self.size, len(jobs))):
@@ -308,39 +304,39 @@ class _Pool:
                     if sub is None and queue:
                         job = queue.pop()
                         try:
-                            conn.send(job)
+                            conn.send(job.to_wire())
                         except OSError:  # it died idle: another takes the submission
                             self._replace(conn)
                             queue.append(job)
                             continue
-                        self._procs[conn] = (proc, job[0])
+                        self._procs[conn] = (proc, job.id)
                 sentinels = {proc.sentinel: conn for conn, (proc, sub) in self._procs.items()
                              if sub is not None}
                 for ready in mp_connection.wait([*sentinels.values(), *sentinels]):
                     conn = sentinels.get(ready, ready)
                     if conn not in self._procs or self._procs[conn][1] is None:
                         continue  # its answer was read already
-                    sub_id, data, error = self._answer(conn)
-                    deaths = self._deaths.get(sub_id, 0)
-                    if data is None and 0 < deaths < MAX_DEATHS:
-                        queue.append(self._jobs[sub_id])  # once more, on a fresh process
+                    answer = self._answer(conn)
+                    deaths = self._deaths.get(answer.id, 0)
+                    if answer.data is None and 0 < deaths < MAX_DEATHS:
+                        queue.append(self._jobs[answer.id])  # once more, on a fresh process
                         continue
-                    yield sub_id, data, error, deaths
+                    yield dataclasses.replace(answer, ended=deaths)
             finished = True
         finally:
             if not finished:
                 self.close()
 
-    def _answer(self, conn: Connection) -> tuple[str, dict[str, Any] | None, str | None]:
+    def _answer(self, conn: Connection) -> Answer:
         proc, sub = self._procs[conn]
         try:
-            answer = conn.recv()
+            answer = Answer.from_wire(conn.recv())
             self._procs[conn] = (proc, None)
             return answer
         except (EOFError, OSError):  # the pool process died with this submission
             self._replace(conn)
             self._deaths[sub] = self._deaths.get(sub, 0) + 1
-            return sub, None, f"the grading process died (exit code {proc.exitcode})"
+            return Answer(sub, error=f"the grading process died (exit code {proc.exitcode})")
 
     def _replace(self, conn: Connection) -> None:
         proc, _ = self._procs.pop(conn)

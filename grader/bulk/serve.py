@@ -14,7 +14,8 @@ The JSON conversation (``main``): the process first writes a hello line ``{"pack
 ``phase`` ``whole``, ``public`` or ``hidden``, a hidden round with its public round's
 ``handover``) with ``{"id", "result"}`` (the result model's plain data), ``{"id",
 "handover"}`` (a public round's) or ``{"id", "error"}`` (grading itself failed). End of input
-ends it.
+ends it. Both conversations carry the messages of ``messages.py``; ``job_of`` makes the
+engine's ``Job`` of one, for both.
 """
 
 from __future__ import annotations
@@ -24,28 +25,39 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from grader.engine.policy import Policy
+from grader import catalog
 from grader.engine.results import SubmissionResult
+from grader.engine.runner import Deliver, Handover, Job, Phase, grade_each
+from grader.sandbox import isolation
+from grader.sandbox.harness.libc import libc
+
+from .messages import Answer, JobMessage, Settings
 
 # Grading processes one submission may end (crash, be killed with) before it is not graded:
 # it is retried on a fresh process until then, never forever.
 MAX_DEATHS = 3
 
-Deliver = Callable[[Any, SubmissionResult | Exception], None]
+
+def job_of(message: JobMessage, settings: Settings) -> Job:
+    """The engine's job for ``message``, graded with ``settings`` (the one place a message
+    becomes a ``Job``); raises ``ValueError`` when its handover cannot be read."""
+    handover = Handover.from_dict(message.handover) if message.handover is not None else None
+    return Job({s: Path(p) if p else None for s, p in message.files.items()}, message.id,
+               settings.device, settings.budget_s, policy=settings.policy,
+               phase=Phase(message.phase), handover=handover)
 
 
 def _keep_freed_memory() -> None:
     """Let glibc keep and reuse the memory of freed arrays (up to 32 MiB each, 64 MiB idle)
     instead of mapping fresh pages for every array a test builds: each fresh page is a fault,
     hundreds per submission. A C library without ``mallopt`` keeps its defaults."""
-    from grader.sandbox.harness.libc import libc
-
     m_trim_threshold, m_mmap_threshold = -1, -3
     try:
         libc.mallopt(m_mmap_threshold, 32 << 20)
@@ -54,11 +66,9 @@ def _keep_freed_memory() -> None:
         pass
 
 
-def grade_stream(exercises: list[str], jobs: Iterator[Any], deliver: Deliver) -> None:
+def grade_stream(exercises: list[str], jobs: Iterator[Job], deliver: Deliver) -> None:
     """Grade each ``Job`` of ``jobs`` in one session; when the suites cannot run at all,
     every job (taken or not) is delivered that error."""
-    from grader.engine.runner import grade_each
-
     _keep_freed_memory()
     try:
         grade_each(exercises, jobs, deliver)
@@ -69,9 +79,6 @@ def grade_stream(exercises: list[str], jobs: Iterator[Any], deliver: Deliver) ->
 
 def hello() -> dict[str, Any]:
     """What a Dask worker's client must know of this grading process before it sends work."""
-    from grader import catalog
-    from grader.sandbox import isolation
-
     return {"pack": catalog.pack_version(), "missing": isolation.probe().missing()}
 
 
@@ -98,11 +105,6 @@ def main() -> None:
     """The JSON-lines grading process (see the module's docstring). Requests come on the file
     descriptor named by ``--requests FD``, answers go to ``--answers FD``: not stdin and
     stdout, which pytest's capture replaces while the session runs."""
-    import tempfile
-
-    from grader.engine.runner import Handover, Job, Phase
-    from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _exit_when_orphaned(os.getppid())
@@ -113,7 +115,7 @@ def main() -> None:
         answers.write(json.dumps(message) + "\n")
         answers.flush()
 
-    sweep_stale_cgroups()
+    isolation.sweep_stale_cgroups()
     send(hello())
     line = requests.readline()
     if not line:
@@ -122,27 +124,18 @@ def main() -> None:
 
     def jobs() -> Iterator[Job]:
         for line in requests:
-            msg = json.loads(line)
-            earlier = msg.get("handover")
-            yield Job({s: Path(p) if p else None for s, p in msg["files"].items()}, msg["id"],
-                      session["device"], float(msg["budget_s"]),
-                      policy=Policy.from_dict(msg["policy"]),
-                      phase=Phase(msg.get("phase", "whole")),
-                      handover=Handover.from_dict(earlier) if earlier is not None else None)
+            request = json.loads(line)
+            yield job_of(JobMessage.from_json(request),
+                         Settings.from_json({**session, **request}))
 
     def deliver(job: Job, outcome: SubmissionResult | Handover | Exception) -> None:
-        if isinstance(outcome, Exception):
-            send({"id": job.submission, "error": f"{type(outcome).__name__}: {outcome}"})
-        elif isinstance(outcome, Handover):
-            send({"id": job.submission, "handover": outcome.to_dict()})
-        else:
-            send({"id": job.submission, "result": outcome.to_dict()})
+        send(Answer.of(job.submission, outcome).to_json(job.phase))
 
-    with staging_folder("grade-serve-") as tmp:
+    with isolation.staging_folder("grade-serve-") as tmp:
         _STAGING.append(tmp)
         tempfile.tempdir = tmp  # learner workers' folders: removed with this process's
         grade_stream(list(session["exercises"]), jobs(), deliver)
-    sweep_stale_cgroups()
+    isolation.sweep_stale_cgroups()
 
 
 if __name__ == "__main__":

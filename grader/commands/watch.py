@@ -23,6 +23,7 @@ from grader.state import State
 
 from .common import resolve_device
 from .keys import ENTER, Keys
+from .once import grade_once, next_step
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size), None when the file is missing
 
@@ -84,8 +85,6 @@ class _Watch:
 
     def grade(self, slugs: list[str]) -> None:
         """Grade the exercises ``slugs`` whose file exists, then say what changed."""
-        from .grading import grade_once
-
         present: dict[str, Path | None] = {s: self.files[s] for s in slugs
                                            if self.files[s].is_file()}
         if not present:
@@ -111,8 +110,6 @@ class _Watch:
             self.previous[e.exercise] = tests
             self.results[e.exercise] = e
         if self.remember:
-            from .grading import next_step
-
             line = next_step(result)
             if line:
                 click.echo(line)

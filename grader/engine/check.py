@@ -1,7 +1,20 @@
 """``check``: the comparison helper of the hidden suites.
 
 Every assertion a suite makes about the learner goes through here, so every failure carries
-the same diagnostics (``Comparison``) and the known-mistake match.
+the same diagnostics (``Comparison``) and the known-mistake match. ``Check`` is what a test is
+given; it composes one small object per job, each with its own state:
+
+- ``Tally``: what the test checked (its calls, their sizes, the functions a right value
+  confirmed or ``check.raises`` tried, the counted calls compared right), as ``verdict.py``
+  and ``confirm.py`` read it;
+- ``Comparisons``: each comparison with its diagnostics, and the failure a wrong one makes;
+- ``KnownMistakes``: the known mistake of the suite's ``Catalogue`` a wrong result matches
+  (confirmed on its probes), the regions its wrong values lie in, the evidence kept for the
+  exercise;
+- ``Figures``: the charts a suite draws;
+- ``CallInputs``: the calls' inputs, summarised for a public test's report;
+
+and the timing of a call (``warm_seconds``, ``runtime_note``: information, never graded).
 """
 
 from __future__ import annotations
@@ -12,27 +25,30 @@ import copy
 import functools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader import numbers
+from grader.failure_kinds import FailureKind
 from grader.sandbox import faults
-from grader.sandbox.harness import protocol, recipes
-from grader.sandbox.harness.protocol import Recipe
+from grader.sandbox.harness import protocol
 from grader.sandbox.isolation import SandboxError
-from grader.suite import GradeFailure
+from grader.suite import Catalogue, GradeFailure, KnownMistake
+from grader.suite import built as built  # (re-exported: the grading process's recipes)
+from grader.suite import built_leaf as _built_leaf
 
 from . import expected as expected_values
 from . import figures
 from .compare import Comparison, UnsupportedExpected, compare
 from .evidence import Ledger, Seen, signature
+from .results import CurveFigure
 
 if TYPE_CHECKING:
     from grader.engine.observer import Observer
     from grader.sandbox.proxy import LearnerProxy
-    from grader.suite import KnownMistake
 
 
 def _short(value: Any) -> str:
@@ -42,25 +58,6 @@ def _short(value: Any) -> str:
         return f"<{type(value).__name__} {tuple(shape)} {value.dtype}>"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-_BUILT: dict[str, Any] = {}
-
-
-def built(recipe: Recipe) -> Any:
-    """``recipe`` built in this process, as the worker builds it for the learner; once per
-    process and recipe (a recipe whose parameters are not plain data: at each call)."""
-    k = expected_values.key(None, "recipe", (recipe,), {})
-    if k is not None and k in _BUILT:
-        return _BUILT[k]
-    obj = recipes.build(recipe.name, protocol.map_leaves(recipe.params, _built_leaf))
-    if k is not None:
-        _BUILT[k] = obj
-    return obj
-
-
-def _built_leaf(value: Any) -> Any:
-    return built(value) if isinstance(value, Recipe) else value
 
 
 def _run_here(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -85,6 +82,7 @@ def _shown(args: tuple, kwargs: dict) -> str:
 
 
 MAX_INPUTS = 12  # call summaries kept per public test
+Call = tuple[str, tuple, dict]  # a call of a learner function: (function, args, kwargs)
 
 
 def _walk(value: Any, depth: int = 0) -> list[np.ndarray]:
@@ -160,6 +158,23 @@ def call_summary(func: str, args: tuple, kwargs: dict) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+@dataclass
+class CallInputs:
+    """The first calls a test made (``MAX_INPUTS`` of them, and whether there were more),
+    summarised only when asked for (``summaries``: a public test's report; most tests never
+    show them)."""
+
+    calls: list[Call] = field(default_factory=list)
+
+    def add(self, func: str, args: tuple, kwargs: dict) -> None:
+        if len(self.calls) <= MAX_INPUTS:
+            self.calls.append((func, args, kwargs))
+
+    def summaries(self) -> list[str]:
+        shown = [call_summary(*call) for call in self.calls[:MAX_INPUTS]]
+        return shown + (["... (more calls not shown)"] if len(self.calls) > MAX_INPUTS else [])
+
+
 def _builtin_exception(name: str) -> type[BaseException] | None:
     cls = getattr(builtins, name, None)
     return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
@@ -200,7 +215,7 @@ def uninterpretable(exc: BaseException, what: str = "") -> GradeFailure:
     text = text if len(text) <= 200 else text[:197] + "..."
     message = f"{what + ': ' if what else ''}{UNINTERPRETABLE}: {type(exc).__name__}" + (
         f": {text}" if text else "")
-    return GradeFailure(message, kind="type", what=what)
+    return GradeFailure(message, kind=FailureKind.TYPE, what=what)
 
 
 def _expecting(learner: Any, expected: Any) -> contextlib.AbstractContextManager[None]:
@@ -234,43 +249,268 @@ def _observed(method: Callable[..., Any]) -> Callable[..., Any]:
     return use
 
 
-class Check:
-    def __init__(self, learner: LearnerProxy, reference: Any, mistakes: list[KnownMistake],
-                 rtol: float, atol: float, observer: Observer | None = None,
-                 ledger: Ledger | None = None) -> None:
-        """``ledger``: where the learner's compared results of functions with known mistakes
-        are kept for the whole exercise (``evidence.py``), or None."""
-        self.learner, self.reference, self.mistakes = learner, reference, mistakes
-        self.observer = observer
-        self.ledger = ledger
-        self.rtol, self.atol = rtol, atol
-        self.comparisons: list[Comparison] = []
-        self.notes: list[str] = []
-        self.figures: list[dict[str, Any]] = []
-        self._calls: list[tuple[str, tuple, dict]] = []  # the first calls, for ``inputs``
-        self.size = 0                    # the most values in one checked call's inputs/result
-        self.checks = 0                  # check.call / check.raises made so far
-        self.valued = 0                  # check.call / check.equal made so far
-        self._confirmed: set[str] = set()  # functions a passing check.call has confirmed
-        self._rejected: list[str] = []     # functions check.raises has been used on
-        self._probed: dict[tuple[str, str], tuple[bool, Any]] = {}  # the learner's probe calls
-        self.functions: set[str] = set()   # the learner's functions this test has checked
-        self.right: set[int] = set()  # the places of counted calls compared right
-        self.counted: list[str] = []  # the test's counted calls (the engine's, ``confirm.py``)
 
-    def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
+# -- the jobs -----------------------------------------------------------------------------------
+
+@dataclass
+class Tally:
+    """What one test has checked so far: read by ``verdict.py`` (``size``, ``functions``,
+    ``unconfirmed``, whether it checked anything) and ``confirm.py`` (``right``,
+    ``confirmed``)."""
+
+    counted: list[str] = field(default_factory=list)  # its counted calls (the engine's: confirm.py)
+    checks: int = 0             # check.call / check.raises made so far
+    valued: int = 0             # check.call / check.equal made so far
+    size: int = 0               # the most values in one checked call's inputs or result
+    functions: set[str] = field(default_factory=set)  # the learner's functions it checked
+    # the functions a right value came from (``check.call``, ``check.equal(confirms=)``)
+    confirmed: set[str] = field(default_factory=set)
+    rejected: list[str] = field(default_factory=list)  # functions check.raises was used on
+    right: set[int] = field(default_factory=set)  # the places in ``counted`` compared right
+
+    def called(self, func: str, args: tuple, kwargs: dict) -> None:
+        """A ``check.call`` or ``check.raises`` of learner function ``func``."""
         self.checks += 1
         self.functions.add(func)
-        if len(self._calls) <= MAX_INPUTS:
-            self._calls.append((func, args, kwargs))
-        self.size = max(self.size, input_size(args, kwargs))
+        self.grew(input_size(args, kwargs))
+
+    def grew(self, size: int) -> None:
+        self.size = max(self.size, size)
+
+    def unconfirmed(self) -> list[str]:
+        """The functions ``check.raises`` was used on but no right value confirmed."""
+        return [f for f in self.rejected if f not in self.confirmed]
+
+
+class Comparisons:
+    """A test's comparisons at its exercise's tolerance (``rtol``, ``atol``, unless a check
+    says otherwise), each with its diagnostics (``made``: the last one's are the test's)."""
+
+    def __init__(self, rtol: float, atol: float) -> None:
+        self.rtol, self.atol = rtol, atol
+        self.made: list[Comparison] = []
+
+    def tolerance(self, rtol: float | None, atol: float | None) -> tuple[float, float]:
+        """``(rtol, atol)``: those given, the exercise's where None."""
+        return (self.rtol if rtol is None else rtol), (self.atol if atol is None else atol)
+
+    def compare(self, actual: Any, expected: Any, rtol: float, atol: float,
+                what: str) -> Comparison:
+        """``actual`` against ``expected``, kept; an ``actual`` it fails on is the learner's
+        failed test (``uninterpretable``), an ``expected`` it cannot compare a grader error."""
+        try:
+            cmp = compare(actual, expected, rtol=rtol, atol=atol)
+        except UnsupportedExpected:
+            raise  # the suite's expected value: a grader error
+        except Exception as exc:  # noqa: BLE001 - the learner's value: its failed test
+            raise uninterpretable(exc, what) from None
+        self.made.append(cmp)
+        return cmp
+
+    @staticmethod
+    def failure(cmp: Comparison, what: str, found: KnownMistake | None) -> GradeFailure:
+        """The ``GradeFailure`` of failed comparison ``cmp`` of ``what``, naming known mistake
+        ``found`` if any."""
+        message = f"{what}: {cmp.reason}"
+        hidden = f"{what}: {cmp.hidden_reason}"
+        if found is not None:
+            message += f". {found.message}"
+            hidden += f". {found.message}"
+        return GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+
+
+class KnownMistakes:
+    """The suite's known mistakes and regions (its ``Catalogue``), as a test's wrong results
+    are read with them: the mistake a result matches, confirmed on the suite's probes
+    (``match``), the regions of the result (``regions``), and every compared call of a
+    function with known mistakes kept for the exercise's evidence (``witness``, into
+    ``ledger``: ``evidence.py``)."""
+
+    def __init__(self, catalogue: Catalogue, ledger: Ledger | None) -> None:
+        self.catalogue, self.ledger = catalogue, ledger
+        # the learner's probe calls (function, input) -> (returned, result)
+        self._probed: dict[tuple[str, str], tuple[bool, Any]] = {}
+
+    def witness(self, func: str, args: tuple, kwargs: dict, value: Any, rtol: float,
+                atol: float, *, raised: bool = False, right: bool = False) -> None:
+        """Keep a compared call of ``func`` for the exercise's evidence, where ``func`` has
+        known mistakes (nothing else needs it)."""
+        if self.ledger is not None and any(m.func == func for m in self.catalogue):
+            self.ledger.add(Seen(func, args, kwargs, value, raised, rtol, atol, right))
+
+    def match(self, actual: Any, call: Call | None,
+              outputs: Sequence[tuple[KnownMistake, Any]] | None, rtol: float, atol: float,
+              *, learner: Any, expected: Callable[..., Any]) -> KnownMistake | None:
+        """The known mistake ``actual`` matches (from ``outputs`` when given, else run on
+        ``call``'s inputs and confirmed on the probes: ``learner`` called, the reference's
+        values from ``expected``), or None; None too when comparing with one fails on
+        ``actual``."""
+        try:
+            if outputs is None:
+                return self._run(actual, call, rtol, atol, learner, expected)
+            return next((m for m, wrong in outputs
+                         if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
+        except (faults.LearnerFault, SandboxError):
+            raise
+        except Exception:  # noqa: BLE001 - the learner's value: no known mistake to name
+            return None
+
+    def _run(self, actual: Any, call: Call | None, rtol: float, atol: float, learner: Any,
+             expected: Callable[..., Any]) -> KnownMistake | None:
+        if call is None:
+            return None
+        func, args, kwargs = call
+        for m in self.catalogue:
+            if m.func != func:
+                continue
+            try:  # the same inputs for every learner: each variant's output is kept
+                wrong = mistake_output(m, args, kwargs)
+            except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
+                continue
+            if compare(actual, wrong, rtol=rtol, atol=atol).ok and self._holds_on_probes(
+                    m, signature(args, kwargs), rtol, atol, learner, expected):
+                return m
+        return None
+
+    def _holds_on_probes(self, m: KnownMistake, form: tuple[int, ...], rtol: float,
+                         atol: float, learner: Any, expected: Callable[..., Any]) -> bool:
+        """Whether the learner also matches mistake ``m`` on the suite's probe calls of its
+        function (``suite.probes``) of the failing call's ``form`` (``signature``: a 2-D input
+        is not probed with 1-D ones: the code paths may differ), wherever ``m`` differs from
+        the reference there."""
+        for args in self.catalogue.probes.get(m.func, ()):
+            if signature(args, {}) != form:
+                continue
+            try:
+                wrong = mistake_output(m, args, {})
+                right = expected(m.func, *args)
+                if compare(wrong, right, rtol=rtol, atol=atol).ok:
+                    continue  # the mistake does not show on this call
+            except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
+                continue
+            key = (m.func, expected_values.key(None, m.func, args, {}) or repr(args))
+            if key not in self._probed:
+                try:
+                    self._probed[key] = (True, getattr(learner, m.func)(*args))
+                except faults.LearnerFault:
+                    self._probed[key] = (False, None)
+            ok, actual = self._probed[key]
+            if not ok or not compare(actual, wrong, rtol=rtol, atol=atol).ok:
+                return False
+        return True
+
+    def regions(self, call: Call, cmp: Comparison) -> list[tuple[str, str, np.ndarray]]:
+        """The suite's regions of ``call``'s result (``suite.region``) that fit its shape."""
+        func, args, kwargs = call
+        found = []
+        for r in self.catalogue.regions:
+            if r.func != func or cmp.outside is None:
+                continue
+            try:  # cheap (index arithmetic): computed where needed, never stored
+                mask = _run_here(r.fn, args, kwargs)
+            except Exception:  # noqa: BLE001 - a region that does not apply to these inputs
+                continue
+            mask = np.asarray(mask)
+            if mask.dtype == bool and mask.shape == cmp.outside.shape:
+                found.append((r.where, r.means, mask))
+        return found
+
+
+class Figures(list[CurveFigure]):
+    """The charts a suite drew for one test (``curve``), shown passed or failed."""
+
+    def curve(self, title: str, series: list[dict[str, Any]], *, x_label: str, y_label: str,
+              log_x: bool = False, log_y: bool = False, marks: Sequence[dict[str, Any]] = (),
+              note: str = "") -> None:
+        """Add a line chart (``figures.curve``)."""
+        self.append(figures.curve(title, series, x_label=x_label, y_label=y_label,
+                                  log_x=log_x, log_y=log_y, marks=marks, note=note))
+
+
+def warm_seconds(learner: Any, reference: Callable[[str, tuple, dict], Any],
+                 again: Callable[..., Any], func: str, args: tuple, kwargs: dict,
+                 k: str | None) -> tuple[float, float]:
+    """``(learner's, reference's)`` seconds for the call of ``func`` the learner just made:
+    the reference's (``reference``, computed anew) the best of two runs, measured once per
+    process and input ``k``; a learner call slower than twice that is made once more
+    (``again``, uncounted), so that first-call warm-up is not counted against it."""
+    def measure() -> float:
+        runs = []
+        for _ in range(2):
+            started = time.perf_counter()
+            reference(func, args, kwargs)
+            runs.append(time.perf_counter() - started)
+        return min(runs)
+
+    ref_s = expected_values.reference_seconds(k, measure)
+    learner_s = learner.last_call_seconds
+    # the second run is uncounted (``optional``): whether it happens depends on the clock,
+    # so it must not change the test's counted calls (``confirm.py``) nor the recordings
+    if learner_s > 2 * ref_s and again(func, *args, **kwargs) is not None:
+        learner_s = min(learner_s, learner.last_call_seconds)
+    return learner_s, ref_s
+
+
+def runtime_note(func: str, learner_s: float, reference_s: float) -> str:
+    """The note of a timed call (information, not graded)."""
+    ratio = learner_s / max(reference_s, 1e-6)
+    return (f"runtime of {func}: yours {learner_s * 1e3:.1f} ms, the reference's "
+            f"{reference_s * 1e3:.1f} ms ({ratio:.1f}x; information, not graded)")
+
+
+# -- what a test is given -----------------------------------------------------------------------
+
+class Check:
+    """The ``check`` fixture: every assertion a test makes about the learner (``call``,
+    ``equal``, ``raises``, ``that``, ``fail``, ...), each job done by the object it composes
+    (see the module's docstring)."""
+
+    def __init__(self, learner: LearnerProxy, reference: Any,
+                 mistakes: Catalogue | Iterable[KnownMistake], rtol: float, atol: float,
+                 observer: Observer | None = None, ledger: Ledger | None = None,
+                 counted: list[str] | None = None) -> None:
+        """``mistakes``: the suite's ``Catalogue`` (a plain list: mistakes without regions
+        or probes); ``ledger``: where the learner's compared results of functions with known
+        mistakes are kept for the whole exercise (``evidence.py``), or None; ``counted``:
+        where the engine notes the test's counted calls (``confirm.py``)."""
+        self.learner, self.reference, self.observer = learner, reference, observer
+        catalogue = mistakes if isinstance(mistakes, Catalogue) else Catalogue(mistakes)
+        self.notes: list[str] = []  # the comparisons', the runtimes' and the suite's own
+        self.tally = Tally(counted=[] if counted is None else counted)
+        self.comparer = Comparisons(rtol, atol)
+        self.known = KnownMistakes(catalogue, ledger)
+        self.figures = Figures()
+        self._inputs = CallInputs()
+
+    @property
+    def mistakes(self) -> Catalogue:
+        """The suite's known mistakes, regions and probes."""
+        return self.known.catalogue
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        """The test's comparisons so far (the last one's diagnostics are the test's)."""
+        return self.comparer.made
 
     @property
     def inputs(self) -> list[str]:
         """Summaries of the calls made so far (shown for public tests only; made when asked
         for: most tests never show them)."""
-        shown = [call_summary(*call) for call in self._calls[:MAX_INPUTS]]
-        return shown + (["... (more calls not shown)"] if len(self._calls) > MAX_INPUTS else [])
+        return self._inputs.summaries()
+
+    @property
+    def valued(self) -> int:
+        """``check.call`` and ``check.equal`` made so far (``release/replay.py`` adds its
+        recorded calls)."""
+        return self.tally.valued
+
+    @valued.setter
+    def valued(self, n: int) -> None:
+        self.tally.valued = n
+
+    def _record_call(self, func: str, args: tuple, kwargs: dict) -> None:
+        self.tally.called(func, args, kwargs)
+        self._inputs.add(func, args, kwargs)
 
     @_observed
     def expected(self, func: str, *args: Any, **kwargs: Any) -> Any:
@@ -299,54 +539,34 @@ class Check:
         never a failure).
         """
         self._record_call(func, args, kwargs)
-        self.valued += 1
+        self.tally.valued += 1
         k = expected_values.key(self.reference, func, args, kwargs)
         expected = self._expected(k, func, args, kwargs)
-        self.size = max(self.size, input_size((expected,), {}))
-        noted = len(self.counted)
+        self.tally.grew(input_size((expected,), {}))
+        noted = len(self.tally.counted)
         with _expecting(self.learner, expected):
             try:
                 actual = getattr(self.learner, func)(*args, **kwargs)
             except faults.LearnerFault:
-                self._witness(func, args, kwargs, None, rtol, atol, raised=True)
+                self.known.witness(func, args, kwargs, None, *self.comparer.tolerance(rtol, atol),
+                                   raised=True)
                 raise
             if timed:
-                self._time_warm(func, args, kwargs, k)
+                self.note_runtime(func, *warm_seconds(
+                    self.learner, functools.partial(self._expected, None), self.optional,
+                    func, args, kwargs, k))
         self.equal(actual, expected, rtol=rtol, atol=atol, what=what or f"{func}'s result",
                    mistake_call=(func, args, kwargs), confirms=func)
-        self.right.update(range(noted, len(self.counted)))
+        self.tally.right.update(range(noted, len(self.tally.counted)))
         return actual
 
-    def _time_warm(self, func: str, args: tuple, kwargs: dict, k: str | None) -> None:
-        """Best of two runs of the reference (measured once per process and input), and the
-        learner's call; a learner call slower than twice the reference is run once more, so
-        that first-call warm-up is not counted against it."""
-        def measure() -> float:
-            runs = []
-            for _ in range(2):
-                started = time.perf_counter()
-                self._expected(None, func, args, kwargs)
-                runs.append(time.perf_counter() - started)
-            return min(runs)
-
-        ref_s = expected_values.reference_seconds(k, measure)
-        learner_s = self.learner.last_call_seconds
-        # the second run is uncounted (``optional``): whether it happens depends on the clock,
-        # so it must not change the test's counted calls (``confirm.py``) nor the recordings
-        if learner_s > 2 * ref_s and self.optional(func, *args, **kwargs) is not None:
-            learner_s = min(learner_s, self.learner.last_call_seconds)
-        self.note_runtime(func, learner_s, ref_s)
-
     def note_runtime(self, func: str, learner_s: float, reference_s: float) -> None:
-        ratio = learner_s / max(reference_s, 1e-6)
-        self.notes.append(f"runtime of {func}: yours {learner_s * 1e3:.1f} ms, the reference's "
-                          f"{reference_s * 1e3:.1f} ms ({ratio:.1f}x; information, not graded)")
+        self.notes.append(runtime_note(func, learner_s, reference_s))
 
     @_observed
     def equal(self, actual: Any, expected: Any, *, rtol: float | None = None,
               atol: float | None = None, what: str = "the result",
-              mistake_call: tuple[str, tuple, dict] | None = None,
-              confirms: str | None = None,
+              mistake_call: Call | None = None, confirms: str | None = None,
               mistake_outputs: list[tuple[KnownMistake, Any]] | None = None) -> Comparison:
         """Fail unless ``actual`` matches ``expected`` within the tolerance.
 
@@ -354,134 +574,37 @@ class Check:
         also uses ``check.raises`` on it without ``check.call`` (see ``raises``).
         ``mistake_outputs``: known mistakes with their outputs already computed (a student
         release replays recorded ones), instead of running the mistakes of ``mistake_call``."""
-        rtol = self.rtol if rtol is None else rtol
-        atol = self.atol if atol is None else atol
-        self.valued += 1
-        self.functions.update(f for f in (confirms, mistake_call and mistake_call[0]) if f)
-        try:
-            cmp = compare(actual, expected, rtol=rtol, atol=atol)
-        except UnsupportedExpected:
-            raise  # the suite's expected value: a grader error
-        except Exception as exc:  # noqa: BLE001 - the learner's value: its failed test
-            raise uninterpretable(exc, what) from None
-        self.comparisons.append(cmp)
+        rtol, atol = self.comparer.tolerance(rtol, atol)
+        self.tally.valued += 1
+        self.tally.functions.update(f for f in (confirms, mistake_call and mistake_call[0]) if f)
+        cmp = self.comparer.compare(actual, expected, rtol, atol, what)
         if mistake_call is not None and mistake_outputs is None:
-            self._witness(*mistake_call, actual, rtol, atol, right=cmp.ok)
+            self.known.witness(*mistake_call, actual, rtol, atol, right=cmp.ok)
         self.notes.extend(n for n in cmp.notes if n not in self.notes)
         if cmp.expected_shape is not None:
-            self.size = max(self.size, math.prod(cmp.expected_shape))
+            self.tally.grew(math.prod(cmp.expected_shape))
         if not cmp.ok:
-            self._explain(cmp, actual, what, mistake_call, mistake_outputs, rtol, atol)
+            raise self._failure(cmp, actual, what, mistake_call, mistake_outputs, rtol, atol)
         cmp.release()
         if confirms is not None:
-            self._confirmed.add(confirms)
+            self.tally.confirmed.add(confirms)
         return cmp
 
-    def _witness(self, func: str, args: tuple, kwargs: dict, value: Any, rtol: float | None,
-                 atol: float | None, *, raised: bool = False, right: bool = False) -> None:
-        """Keep a compared call of ``func`` for the exercise's evidence, where ``func`` has
-        known mistakes (nothing else needs it)."""
-        if self.ledger is not None and any(m.func == func for m in self.mistakes):
-            self.ledger.add(Seen(func, args, kwargs, value, raised,
-                                 self.rtol if rtol is None else rtol,
-                                 self.atol if atol is None else atol, right))
-
-    def _explain(self, cmp: Comparison, actual: Any, what: str,
-                 mistake_call: tuple[str, tuple, dict] | None,
+    def _failure(self, cmp: Comparison, actual: Any, what: str, mistake_call: Call | None,
                  mistake_outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
-                 atol: float) -> None:
-        """Raise the ``GradeFailure`` of a failed comparison, with the known mistake and the
-        regions it matches."""
+                 atol: float) -> GradeFailure:
+        """The ``GradeFailure`` of a failed comparison, with the known mistake and the regions
+        it matches."""
         if mistake_call is not None:  # for the hints about precision
             cmp.input_max_abs = input_stats(mistake_call[1], mistake_call[2])[1]
-        found = self._known_mistake(actual, mistake_call, mistake_outputs, rtol, atol)
+        found = self.known.match(actual, mistake_call, mistake_outputs, rtol, atol,
+                                 learner=self.learner, expected=self.expected)
         if mistake_call is not None:  # (also for a mistake the exercise's evidence refutes)
-            cmp.regions = self._regions(mistake_call, cmp)
-        message = f"{what}: {cmp.reason}"
-        hidden = f"{what}: {cmp.hidden_reason}"
-        if found is not None:
-            message += f". {found.message}"
-            hidden += f". {found.message}"
-        failure = GradeFailure(message, cmp, found, hidden_message=hidden, what=what)
+            cmp.regions = self.known.regions(mistake_call, cmp)
+        failure = Comparisons.failure(cmp, what, found)
         if mistake_call is not None:
             failure.form = signature(mistake_call[1], mistake_call[2])
-        raise failure
-
-    def _known_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None,
-                       outputs: list[tuple[KnownMistake, Any]] | None, rtol: float,
-                       atol: float) -> KnownMistake | None:
-        """The known mistake ``actual`` matches (from ``outputs`` when given, else run on
-        ``call``'s inputs), or None; None too when comparing with one fails on ``actual``."""
-        try:
-            if outputs is None:
-                return self._match_mistake(actual, call, rtol, atol)
-            return next((m for m, wrong in outputs
-                         if compare(actual, wrong, rtol=rtol, atol=atol).ok), None)
-        except (faults.LearnerFault, SandboxError):
-            raise
-        except Exception:  # noqa: BLE001 - the learner's value: no known mistake to name
-            return None
-
-    def _match_mistake(self, actual: Any, call: tuple[str, tuple, dict] | None, rtol: float,
-                       atol: float) -> KnownMistake | None:
-        if call is None:
-            return None
-        func, args, kwargs = call
-        for m in self.mistakes:
-            if m.func != func:
-                continue
-            try:  # the same inputs for every learner: each variant's output is kept
-                wrong = mistake_output(m, args, kwargs)
-            except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
-                continue
-            if compare(actual, wrong, rtol=rtol, atol=atol).ok and \
-                    self._holds_on_probes(m, signature(args, kwargs), rtol, atol):
-                return m
-        return None
-
-    def _holds_on_probes(self, m: KnownMistake, form: tuple[int, ...], rtol: float,
-                         atol: float) -> bool:
-        """Whether the learner also matches mistake ``m`` on the suite's probe calls of its
-        function (``suite.probes``) of the failing call's ``form`` (``signature``: a 2-D input
-        is not probed with 1-D ones: the code paths may differ), wherever ``m`` differs from
-        the reference there."""
-        for args in getattr(self.mistakes, "probes", {}).get(m.func, ()):
-            if signature(args, {}) != form:
-                continue
-            try:
-                wrong = mistake_output(m, args, {})
-                right = self.expected(m.func, *args)
-                if compare(wrong, right, rtol=rtol, atol=atol).ok:
-                    continue  # the mistake does not show on this call
-            except Exception:  # noqa: BLE001 - a variant that cannot run on these inputs
-                continue
-            key = (m.func, expected_values.key(None, m.func, args, {}) or repr(args))
-            if key not in self._probed:
-                try:
-                    self._probed[key] = (True, getattr(self.learner, m.func)(*args))
-                except faults.LearnerFault:
-                    self._probed[key] = (False, None)
-            ok, actual = self._probed[key]
-            if not ok or not compare(actual, wrong, rtol=rtol, atol=atol).ok:
-                return False
-        return True
-
-    def _regions(self, call: tuple[str, tuple, dict],
-                 cmp: Comparison) -> list[tuple[str, str, np.ndarray]]:
-        """The suite's regions of ``call``'s result (``suite.region``) that fit its shape."""
-        func, args, kwargs = call
-        found = []
-        for r in getattr(self.mistakes, "regions", ()):
-            if r.func != func or cmp.outside is None:
-                continue
-            try:  # cheap (index arithmetic): computed where needed, never stored
-                mask = _run_here(r.fn, args, kwargs)
-            except Exception:  # noqa: BLE001 - a region that does not apply to these inputs
-                continue
-            mask = np.asarray(mask)
-            if mask.dtype == bool and mask.shape == cmp.outside.shape:
-                found.append((r.where, r.means, mask))
-        return found
+        return failure
 
     @_observed
     def raises(self, exc_type: str, func: str, *args: Any, new: bool = False,
@@ -497,9 +620,10 @@ class Check:
         pass it.
         """
         self._record_call(func, args, kwargs)
-        if func not in self._rejected:
-            self._rejected.append(func)
-        where = f"(check {self.checks} of this test; a hidden test does not show its arguments)"
+        if func not in self.tally.rejected:
+            self.tally.rejected.append(func)
+        where = (f"(check {self.tally.checks} of this test; a hidden test does not show its "
+                 "arguments)")
         try:
             if new:
                 self.learner.new(func, *args, **kwargs)
@@ -515,31 +639,26 @@ class Check:
             raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it raised "
                                f"{exc.message}{why}",
                                hidden_message=f"{func}(...) should raise {exc_type}, but it "
-                               f"raised {exc.message}{why} {where}", kind="wrong_exception",
-                               exc_type=exc_type) from None
+                               f"raised {exc.message}{why} {where}",
+                               kind=FailureKind.WRONG_EXCEPTION, exc_type=exc_type) from None
         did = "built an object" if new else "returned normally"
         shown = _shown(args, kwargs)
         raise GradeFailure(f"{func}({shown}) should raise {exc_type}, but it {did}",
                            hidden_message=f"{func}(...) should raise {exc_type}, but it "
-                           f"{did} {where}", kind="not_raised", exc_type=exc_type)
-
-    @property
-    def confirmed(self) -> frozenset[str]:
-        """The functions a right value of this test came from (``check.call``, or
-        ``check.equal(..., confirms=)``)."""
-        return frozenset(self._confirmed)
+                           f"{did} {where}", kind=FailureKind.NOT_RAISED, exc_type=exc_type)
 
     def unconfirmed(self) -> list[str]:
         """The functions this test used ``check.raises`` on but never confirmed with a right
         value (see ``raises``); ``verdict.decide`` turns a passing test with any into a grader
         error."""
-        return [f for f in self._rejected if f not in self._confirmed]
+        return self.tally.unconfirmed()
 
     @_observed
-    def fail(self, message: str, mistake: Any = None, *, kind: str | None = None) -> None:
+    def fail(self, message: str, mistake: Any = None, *,
+             kind: FailureKind | str | None = None) -> None:
         """Fail with ``message``; ``mistake`` (a ``@mistake`` function) names a known mistake;
         ``kind`` the kind of failure when it is not wrong values (``"shape"``, ``"type"``,
-        ``"nan"``, ...: what ``hints`` and a test's ``hint_for`` go by)."""
+        ``"nan"``, ...: a ``FailureKind``, what ``hints`` and a test's ``hint_for`` go by)."""
         raise GradeFailure(message, None, getattr(mistake, "__known_mistake__", mistake),
                            kind=kind)
 
@@ -553,10 +672,11 @@ class Check:
         except (TypeError, ValueError, OverflowError) as exc:
             raise GradeFailure(f"{what} should be an array of numbers, but it is a "
                                f"{type(value).__name__} that numpy cannot read as one "
-                               f"({str(exc).split('. ')[0]})", kind="type") from None
+                               f"({str(exc).split('. ')[0]})", kind=FailureKind.TYPE) from None
 
     @_observed
-    def that(self, condition: bool, message: str, *, kind: str | None = None) -> None:
+    def that(self, condition: bool, message: str, *,
+             kind: FailureKind | str | None = None) -> None:
         """Fail with ``message`` unless ``condition`` holds (for property tests); ``kind`` as
         for ``fail`` (None: the result's values do not have the property)."""
         if not condition:
@@ -564,13 +684,13 @@ class Check:
 
     @_observed
     def curve(self, title: str, series: list[dict[str, Any]], *, x_label: str, y_label: str,
-              log_x: bool = False, log_y: bool = False, marks: list[dict[str, Any]] = (),
+              log_x: bool = False, log_y: bool = False, marks: Sequence[dict[str, Any]] = (),
               note: str = "") -> None:
         """Attach a line chart (drawn in the HTML report, passed or failed); see
         ``figures.curve``. Draw it from the learner's own outputs: for a hidden test it must
         show no expected value."""
-        self.figures.append(figures.curve(title, series, x_label=x_label, y_label=y_label,
-                                          log_x=log_x, log_y=log_y, marks=marks, note=note))
+        self.figures.curve(title, series, x_label=x_label, y_label=y_label, log_x=log_x,
+                           log_y=log_y, marks=marks, note=note)
 
     @_observed
     def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:

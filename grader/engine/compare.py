@@ -8,8 +8,9 @@ float32 tolerance, and the comparison says so.
 
 Every failing comparison has two reasons: ``reason`` (for public tests: it may quote expected
 values) and ``hidden_reason`` (for hidden tests: the size and place of the error only, never
-an expected value). ``kind`` names what went wrong (``"shape"``, ``"nan"``, ``"tolerance"``,
-...) for ``hints.py``, and the compared arrays are kept (not serialised) for ``figures.py``.
+an expected value). ``kind`` names what went wrong (a ``FailureKind``: ``SHAPE``, ``NAN``,
+``TOLERANCE``, ...) for ``hints.py``, and the compared arrays are kept (not serialised) for
+``figures.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.failure_kinds import FailureKind
 from grader.numbers import json_number
 from grader.numbers import value as fmt
 
@@ -51,7 +53,7 @@ class Comparison:
     atol: float | None = None
     notes: list[str] = field(default_factory=list)
     hidden_reason: str = ""
-    kind: str = ""
+    kind: FailureKind | None = None  # what went wrong; None when ``ok``
     # The compared values as arrays (float64/complex128 for closeness, the originals for exact
     # comparisons), the out-of-tolerance mask, and the dtype names; dropped once not needed.
     actual_array: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -154,7 +156,7 @@ def _compare_items(actual: Any, expected: tuple | list, rtol: float,
     kind = type(expected).__name__
     if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
         return Comparison(False, f"expected a {kind} of {len(expected)} items, got "
-                          f"{_describe(actual)}", kind="type")
+                          f"{_describe(actual)}", kind=FailureKind.TYPE)
     for i, (a, e) in enumerate(zip(actual, expected)):
         cmp = compare(a, e, rtol=rtol, atol=atol)
         if not cmp.ok:
@@ -174,7 +176,7 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     if type(expected) is list and not isinstance(actual, list):  # the contract's type
         return Comparison(False, f"expected a list, got {_describe(actual)}",
                           hidden_reason="the result is not a list, as the contract asks",
-                          kind="type")
+                          kind=FailureKind.TYPE)
     if _structured(expected):
         return _compare_items(actual, expected, rtol, atol)
     scalar = isinstance(expected, (int, float, np.number, bool, np.bool_)) and \
@@ -183,7 +185,7 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
         ok = actual == expected if isinstance(actual, (str, type(None))) else False
         return Comparison(ok, "" if ok else f"expected {expected!r}, got {_describe(actual)}",
                           hidden_reason="" if ok else f"got {_describe(actual)}, which is not "
-                          f"the expected value", kind="" if ok else "values")
+                          f"the expected value", kind=None if ok else FailureKind.VALUES)
     expect_tensor = _torch_tensor(expected)
     notes: list[str] = []
     exp = _as_array(expected, [], True)
@@ -194,24 +196,26 @@ def compare(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparis
     if act is None:
         what = "a number" if scalar else "an array"
         return Comparison(False, f"expected {what}, got {_describe(actual)}",
-                          expected_shape=exp.shape, kind="none" if actual is None else "type")
+                          expected_shape=exp.shape,
+                          kind=FailureKind.NONE if actual is None else FailureKind.TYPE)
     if expect_tensor and _torch_tensor(actual) and actual.device != expected.device:
         return Comparison(False, f"the result is on {actual.device}, expected on "
                           f"{expected.device} (the input's device)", expected_shape=exp.shape,
-                          actual_shape=act.shape, notes=notes, kind="device")
+                          actual_shape=act.shape, notes=notes, kind=FailureKind.DEVICE)
     if scalar and act.ndim != 0:
         return Comparison(False, f"expected a single number, got {_describe(actual)}",
-                          expected_shape=(), actual_shape=act.shape, notes=notes, kind="shape")
+                          expected_shape=(), actual_shape=act.shape, notes=notes,
+                          kind=FailureKind.SHAPE)
     base = dict(expected_shape=tuple(exp.shape), actual_shape=tuple(act.shape), notes=notes,
                 actual_dtype=str(act.dtype), expected_dtype=str(exp.dtype))
     if act.shape != exp.shape:
         # a list of the wrong length: both kept, for a public test to show them side by side
         lists = dict(actual_array=act, expected_array=exp) if act.ndim == exp.ndim == 1 else {}
         return Comparison(False, f"wrong shape: expected {tuple(exp.shape)}, got "
-                          f"{tuple(act.shape)}", kind="shape", **lists, **base)
+                          f"{tuple(act.shape)}", kind=FailureKind.SHAPE, **lists, **base)
     if _kind(act) != _kind(exp) and not (scalar and {_kind(act), _kind(exp)} <= {"int", "float"}):
         return Comparison(False, f"wrong dtype: expected {_kind(exp)} values ({exp.dtype}), got "
-                          f"{_kind(act)} ({act.dtype})", kind="dtype", **base)
+                          f"{_kind(act)} ({act.dtype})", kind=FailureKind.DTYPE, **base)
     if exp.dtype.kind in "biu" and act.dtype.kind in "biu":
         return _exact(act, exp, base)
     if exp.dtype == np.float64 and act.dtype in (np.float32, np.float16):
@@ -253,7 +257,7 @@ def _exact(act: np.ndarray, exp: np.ndarray, base: dict[str, Any]) -> Comparison
         hidden = ("the value is not the expected one" if exp.dtype.kind == "b" else
                   f"the value is off by {fmt(diff.max())}")
     return Comparison(
-        False, reason, hidden_reason=hidden, kind="values",
+        False, reason, hidden_reason=hidden, kind=FailureKind.VALUES,
         max_abs_error=float(diff.max()),
         worst_index=idx, expected_at_worst=exp[idx].item(),
         actual_at_worst=act[idx].item(), n_outside=n_bad, n_total=int(exp.size),
@@ -278,8 +282,9 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
         else:
             reason = f"a number where NaN was expected{where}: got {fmt(act[idx])}"
             hidden = f"a number where NaN was expected{where}"
-        return Comparison(False, reason, hidden_reason=hidden, kind="nan", worst_index=idx,
-                          n_outside=int(bad.sum()), n_total=int(exp.size), outside=bad,
+        return Comparison(False, reason, hidden_reason=hidden, kind=FailureKind.NAN,
+                          worst_index=idx, n_outside=int(bad.sum()), n_total=int(exp.size),
+                          outside=bad,
                           **arrays, **tol, **base)
     inf_a, inf_e = np.isinf(act), np.isinf(exp)
     if (inf_a != inf_e).any() or (act[inf_e] != exp[inf_e]).any():
@@ -291,8 +296,8 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
                           f"{fmt(exp[idx])}, got {fmt(act[idx])}",
                           hidden_reason=f"infinite values in the wrong places ({n_bad} of "
                           f"{exp.size} values)" + (f"; first{where}" if where else ""),
-                          kind="inf", worst_index=idx, n_outside=n_bad, n_total=int(exp.size),
-                          outside=bad, **arrays, **tol, **base)
+                          kind=FailureKind.INF, worst_index=idx, n_outside=n_bad,
+                          n_total=int(exp.size), outside=bad, **arrays, **tol, **base)
     finite = ~(nan_e | inf_e)
     a, e = np.where(finite, act, 0), np.where(finite, exp, 0)
     abs_err = np.abs(a - e)
@@ -332,5 +337,5 @@ def _close(act: np.ndarray, exp: np.ndarray, rtol: float, atol: float,
         if stats["max_rel_error"] is not None:
             reason += f"; largest relative error {fmt(stats['max_rel_error'])}"
             hidden += f"; largest relative error {fmt(stats['max_rel_error'])}"
-    return Comparison(False, reason, hidden_reason=hidden, kind="tolerance", outside=outside,
-                      **arrays, **stats, **tol, **base)
+    return Comparison(False, reason, hidden_reason=hidden, kind=FailureKind.TOLERANCE,
+                      outside=outside, **arrays, **stats, **tol, **base)

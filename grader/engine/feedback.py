@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from grader.failure_kinds import FailureKind
 from grader.sandbox import faults
 from grader.suite import GradeFailure
 
@@ -162,7 +163,7 @@ class Facts:
     max_score: float
     status: TestStatus
     said: Said | None = None
-    kind: str | None = None       # one of KINDS
+    kind: FailureKind | None = None  # one of KINDS
     fault: FaultKind | None = None
     share: ShareBand | None = None
     mistake: Mistake | None = None
@@ -209,12 +210,12 @@ def unconfirmed(result: TestResult, why: Unconfirmed, level: str) -> TestResult:
     failed, 0 points; at ``graded``, a hidden one rebuilt from its ``Facts`` alone."""
     if level == "graded" and result.visibility != "public":
         return render(Facts(name=result.name, max_score=result.max_score,
-                            status=TestStatus.FAILED, said=Said.UNCONFIRMED, kind="unconfirmed",
-                            missing=why.func, param=why.param))
+                            status=TestStatus.FAILED, said=Said.UNCONFIRMED,
+                            kind=FailureKind.UNCONFIRMED, missing=why.func, param=why.param))
     return dataclasses.replace(
         result, status=TestStatus.FAILED, score=0.0, hint="", mistake=None,
         duration_s=None if level == "graded" else result.duration_s,
-        mistake_message="", kind="unconfirmed", kind_hint=hints.unconfirmed(),
+        mistake_message="", kind=FailureKind.UNCONFIRMED, kind_hint=hints.unconfirmed(),
         message="P" + SENTENCES[Said.UNCONFIRMED].format(name=why.func, param=why.param)[1:])
 
 
@@ -225,7 +226,7 @@ def facts(result: TestResult, exc: BaseException | None, slug: str) -> Facts:
     base = Facts(name=result.name, max_score=result.max_score, status=status)
     if status == TestStatus.PASSED:
         return base
-    kind = result.kind if result.kind in KINDS else None
+    kind = FailureKind.of(result.kind) if result.kind in KINDS else None
     fault = FaultKind(result.fault) if result.fault in tuple(FaultKind) else None
     mistake = None
     if isinstance(exc, GradeFailure) and exc.mistake is not None and \
@@ -240,10 +241,12 @@ def facts(result: TestResult, exc: BaseException | None, slug: str) -> Facts:
                  kind=kind, fault=fault, share=share, mistake=mistake, **extra)
 
 
-_COMPARED = {"type": Said.WRONG_TYPE, "none": Said.WRONG_TYPE, "device": Said.DEVICE,
-             "shape": Said.SHAPE, "dtype": Said.DTYPE, "layout": Said.LAYOUT,
-             "nan": Said.NAN_INF, "inf": Said.NAN_INF, "values": Said.VALUES,
-             "tolerance": Said.TOLERANCE, "rule": Said.RULE}
+_COMPARED: dict[FailureKind, Said] = {
+    FailureKind.TYPE: Said.WRONG_TYPE, FailureKind.NONE: Said.WRONG_TYPE,
+    FailureKind.DEVICE: Said.DEVICE, FailureKind.SHAPE: Said.SHAPE, FailureKind.DTYPE: Said.DTYPE,
+    FailureKind.LAYOUT: Said.LAYOUT, FailureKind.NAN: Said.NAN_INF, FailureKind.INF: Said.NAN_INF,
+    FailureKind.VALUES: Said.VALUES, FailureKind.TOLERANCE: Said.TOLERANCE,
+    FailureKind.RULE: Said.RULE}
 
 
 def _said(result: TestResult, exc: BaseException | None,
@@ -254,14 +257,14 @@ def _said(result: TestResult, exc: BaseException | None,
         kind = exc.comparison.kind if exc.comparison is not None else exc.kind
         if status != TestStatus.FAILED:
             return Said.GRADER_ERROR, {}
-        if kind in ("not_raised", "wrong_exception"):
+        if kind in (FailureKind.NOT_RAISED, FailureKind.WRONG_EXCEPTION):
             return Said(kind), {"exc": _exception_name(exc.exc_type)}
-        if result.kind == "type" and kind not in ("type", "none"):
+        if result.kind == FailureKind.TYPE and kind not in (FailureKind.TYPE, FailureKind.NONE):
             return Said.UNINTERPRETABLE, {}  # (verdict.decide could not read the value)
         return _COMPARED.get(kind or "", Said.PROPERTY), {}
     if not isinstance(exc, faults.LearnerFault):
         return Said.GRADER_ERROR, {}
-    if status == TestStatus.FAILED and result.kind == "type" and \
+    if status == TestStatus.FAILED and result.kind == FailureKind.TYPE and \
             not isinstance(exc, faults.BadReturn):
         return Said.UNINTERPRETABLE, {}
     if isinstance(exc, faults.NotSubmitted):

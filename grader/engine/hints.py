@@ -17,21 +17,24 @@ A failed test can show three things beside its message, each chosen here and now
 - a kind hint already said word for word (but for numbers) by an earlier test of the exercise
   becomes a pointer to that test (``Paragraphs.once``).
 
-Every text is data: ``hints.toml`` beside this module (``text``). A text never quotes an
-expected value or an input; it may describe the learner's own output.
+Every text is data: ``hints.toml`` beside this module (``text``), its tables keyed by the
+``FailureKind`` values (``grader/failure_kinds.py``, the one vocabulary of kinds, with their
+labels). A text never quotes an expected value or an input; it may describe the learner's own
+output.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from grader.failure_kinds import DESCRIPTIONS
+from grader.failure_kinds import DESCRIPTIONS, FailureKind
 
 from . import observations
 from .compare import Comparison
@@ -50,9 +53,8 @@ def text(key: str, **values: Any) -> str:
     return found.format(**values) if values else found
 
 
-LABELS: dict[str, str] = dict(_TABLE["labels"])
 # What each failure kind usually means at ``graded`` (``feedback.render``): fixed texts.
-GRADED_KINDS = frozenset(_TABLE["graded"])
+GRADED_KINDS = frozenset(FailureKind(kind) for kind in _TABLE["graded"])
 
 
 def graded(kind: str | None) -> str:
@@ -63,23 +65,27 @@ def graded(kind: str | None) -> str:
 # The failure kinds a test's own hint can be about (``@graded(hint_for=...)``).
 HINT_KINDS = DESCRIPTIONS
 # What a hint without ``hint_for`` is about (a replayed public test of a student release).
-DEFAULT_HINT_FOR = ("values",)
-_BASE_KINDS = {"tolerance": "values", "none": "type", None: "values"}
+DEFAULT_HINT_FOR = (FailureKind.VALUES,)
 
 
 def failure_kinds(base: str | None, classified: str | None, *,
-                  large: bool = False) -> frozenset[str]:
+                  large: bool = False) -> frozenset[FailureKind]:
     """The ``HINT_KINDS`` a failure is: ``base`` is what it says about itself (a comparison's
     or a ``GradeFailure``'s kind, ``raised``, ``timeout``, ``crashed``; None: a property the
-    test checks), ``classified`` what ``classify`` made of it (``precision`` for close values),
-    ``large`` whether the smaller tests of the exercise passed."""
-    kind = _BASE_KINDS.get(base, base)
-    if classified == "precision":
-        kind = "precision"
-    kinds = {kind}
-    if large or classified == "large":
-        kinds.add("large")
-    return frozenset(kinds & set(HINT_KINDS))
+    test checks, so ``values``), named by a hint as ``FailureKind.hinted`` says;
+    ``classified`` what ``classify`` made of it (``precision`` for close values), ``large``
+    whether the smaller tests of the exercise passed."""
+    if base is None:
+        hinted: FailureKind | None = FailureKind.VALUES
+    else:
+        kind = FailureKind.of(base)
+        hinted = kind.hinted if kind is not None else None
+    if classified == FailureKind.PRECISION:
+        hinted = FailureKind.PRECISION
+    kinds = {hinted}
+    if large or classified == FailureKind.LARGE:
+        kinds.add(FailureKind.LARGE)
+    return frozenset(k for k in kinds if k is not None)
 
 
 @dataclass
@@ -100,43 +106,46 @@ class SizeContext:
 def classify(*, status: str, kind: str | None, comparison: Comparison | None = None,
              exc_type: str | None = None, exc_message: str = "",
              expected_exc: str | None = None, mistake: bool = False,
-             sizes: SizeContext | None = None) -> tuple[str | None, str]:
+             sizes: SizeContext | None = None) -> tuple[FailureKind | None, str]:
     """``(kind, hint)`` for a test that did not pass; ``(None, "")`` when nothing applies.
 
     ``kind`` is what the failure already says about itself (``GradeFailure.kind`` or the
-    comparison's), ``exc_type`` the learner's exception type for an ``error``.
+    comparison's: a ``FailureKind`` or its value, or a suite's own word), ``exc_type`` the
+    learner's exception type for an ``error``.
     """
     sizes = sizes or SizeContext()
     if mistake:
-        return "known_mistake", ""
-    if kind == "rule":
-        return "rule", text("kind.rule")
-    if kind == "not_raised":
-        return kind, text("kind.not_raised", exc=expected_exc or "the error")
-    if kind == "wrong_exception":
-        return kind, text("kind.wrong_exception", exc=expected_exc or "error",
-                          it=expected_exc or "it")
-    if kind == "nan" and comparison is None:
-        return "nan", _nan_generic()
-    if kind in _BY_COMPARISON and (comparison is not None or kind in ("type", "none")):
+        return FailureKind.KNOWN_MISTAKE, ""
+    if kind == FailureKind.RULE:
+        return FailureKind.RULE, text("kind.rule")
+    if kind == FailureKind.NOT_RAISED:
+        return FailureKind.NOT_RAISED, text("kind.not_raised", exc=expected_exc or "the error")
+    if kind == FailureKind.WRONG_EXCEPTION:
+        return FailureKind.WRONG_EXCEPTION, text(
+            "kind.wrong_exception", exc=expected_exc or "error", it=expected_exc or "it")
+    if kind == FailureKind.NAN and comparison is None:
+        return FailureKind.NAN, _nan_generic()
+    if kind in _BY_COMPARISON and (comparison is not None
+                                   or kind in (FailureKind.TYPE, FailureKind.NONE)):
         found = _BY_COMPARISON[kind](comparison, sizes)
         if found is not None:
             return found
     if status == "error" and exc_type:
         if sizes.large_only:
-            return "large", _large_text("raised " + exc_type, sizes)
-        return "raised", _raised(exc_type, exc_message)
-    if status in ("timeout", "crashed") or (status == "failed" and comparison is not None
-                                             and kind in ("values", "tolerance", None)):
+            return FailureKind.LARGE, _large_text("raised " + exc_type, sizes)
+        return FailureKind.RAISED, _raised(exc_type, exc_message)
+    if status in ("timeout", "crashed") or (
+            status == "failed" and comparison is not None
+            and kind in (FailureKind.VALUES, FailureKind.TOLERANCE, None)):
         if sizes.large_only:
             what = {"timeout": "timed out", "crashed": "crashed the process"}.get(
                 status, "gives wrong values")
-            return "large", _large_text(what, sizes)
+            return FailureKind.LARGE, _large_text(what, sizes)
     if status == "crashed":
-        return "crashed", text("kind.crashed")
+        return FailureKind.CRASHED, text("kind.crashed")
     return None, ""
 
-def own(hint: str, hint_for: frozenset[str], kinds: frozenset[str]) -> str:
+def own(hint: str, hint_for: frozenset[str], kinds: frozenset[FailureKind]) -> str:
     """A test's own hint (the suite's), shown where the failure is of a kind it is about."""
     return hint if hint_for & kinds else ""
 
@@ -152,9 +161,9 @@ def fix_first(func: str, first: str) -> str:
     return text("evidence.fix_first", func=func, first=first)
 
 
-def of_fault(fault: str) -> tuple[str, str]:
-    """``(kind, hint)`` of a fault whose message says what happened: ``not_run`` (the
-    exercise's calls hang), ``modified`` (arguments changed in place)."""
+def of_fault(fault: FailureKind) -> tuple[FailureKind, str]:
+    """``(kind, hint)`` of a fault whose message says what happened: ``NOT_RUN`` (the
+    exercise's calls hang), ``MODIFIED`` (arguments changed in place)."""
     return fault, text(f"kind.{fault}")
 
 
@@ -170,38 +179,38 @@ def _axes(indices: list[int]) -> str:
         (" and " if len(indices) > 1 else "") + str(indices[-1])
 
 
-def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+def _shape(cmp: Comparison, sizes: SizeContext) -> str:
     """The advice whose precondition the two shapes meet (the ``[shape]`` texts), in order."""
     exp, act = tuple(cmp.expected_shape or ()), tuple(cmp.actual_shape or ())
     if exp == ():
-        return "shape", text("shape.scalar_expected", actual=act)
+        return text("shape.scalar_expected", actual=act)
     if len(act) == len(exp) >= 2 and act == exp[::-1]:
-        return "shape", text("shape.reversed")
+        return text("shape.reversed")
     if len(act) == len(exp) and sorted(act) == sorted(exp):
-        return "shape", text("shape.permuted")
+        return text("shape.permuted")
     if len(act) != len(exp) and int(np.prod(act)) == int(np.prod(exp)) and \
             1 not in act + exp:
-        return "shape", text("shape.rearranged_axes")
+        return text("shape.rearranged_axes")
     if len(act) == len(exp) + 1:
         for i in range(len(act)):
             if act[:i] + act[i + 1:] == exp:
                 if act[i] == 1:
-                    return "shape", text("shape.extra_unit_axis", i=i)
+                    return text("shape.extra_unit_axis", i=i)
                 if i == 0:
-                    return "shape", text("shape.extra_leading_axis", size=act[0])
-                return "shape", text("shape.extra_axis", i=i, size=act[i])
+                    return text("shape.extra_leading_axis", size=act[0])
+                return text("shape.extra_axis", i=i, size=act[i])
     if len(act) + 1 == len(exp):
         for i in range(len(exp)):
             if exp[:i] + exp[i + 1:] == act:
                 if exp[i] == 1:
-                    return "shape", text("shape.missing_unit_axis", i=i)
+                    return text("shape.missing_unit_axis", i=i)
                 if i == 0:
-                    return "shape", text("shape.missing_leading_axis", size=exp[0])
-                return "shape", text("shape.missing_axis", i=i, size=exp[i])
+                    return text("shape.missing_leading_axis", size=exp[0])
+                return text("shape.missing_axis", i=i, size=exp[i])
     if len(act) != len(exp):
-        return "shape", text("shape.axes_count", actual=len(act), expected=len(exp))
+        return text("shape.axes_count", actual=len(act), expected=len(exp))
     if int(np.prod(act)) == int(np.prod(exp)):
-        return "shape", text("shape.rearranged")
+        return text("shape.rearranged")
     differ = [i for i in range(len(exp)) if act[i] != exp[i]]
     gaps = {act[i] - exp[i] for i in differ}
     where = _axes(differ).capitalize()
@@ -210,16 +219,14 @@ def _shape(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         if abs(gap) == 1 and len(differ) == 1:
             key = "off_by_one_tokens" if _may_count_tokens(exp, differ, 1, sizes) else \
                 "off_by_one"
-            return "shape", text(f"shape.{key}", Where=where, actual=act[differ[0]],
-                                 expected=exp[differ[0]])
+            return text(f"shape.{key}", Where=where, actual=act[differ[0]],
+                        expected=exp[differ[0]])
         said = dict(Where=where, each="each have" if len(differ) > 1 else "has", n=abs(gap),
                     entries="entry" if abs(gap) == 1 else "entries")
         if not _may_count_tokens(exp, differ, gap, sizes):
-            return "shape", text("shape.lengths", few_or_many="few" if gap < 0 else "many",
-                                 **said)
-        return "shape", text("shape.too_few_tokens" if gap < 0 else "shape.too_many_tokens",
-                             **said)
-    return "shape", text("shape.differ", Where=where, actual=act, expected=exp)
+            return text("shape.lengths", few_or_many="few" if gap < 0 else "many", **said)
+        return text("shape.too_few_tokens" if gap < 0 else "shape.too_many_tokens", **said)
+    return text("shape.differ", Where=where, actual=act, expected=exp)
 
 
 def _may_count_tokens(exp: tuple[int, ...], differ: list[int], gap: int,
@@ -241,7 +248,7 @@ def _dtype_kind(name: str) -> str:
         return ""
 
 
-def _dtype(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+def _dtype(cmp: Comparison, sizes: SizeContext) -> str:
     """The ``[dtype]`` advice for the two dtypes' kind letters."""
     exp, act = _dtype_kind(cmp.expected_dtype), _dtype_kind(cmp.actual_dtype)
     if exp == "b":
@@ -258,20 +265,20 @@ def _dtype(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         key = "complex"
     else:
         key = "other"
-    return "dtype", text(f"dtype.{key}")
+    return text(f"dtype.{key}")
 
 
 def _nan_generic() -> str:
     return text("nan.sources") + " " + text("nan.find")
 
 
-def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[FailureKind, str]:
     act, exp = cmp.actual_array, cmp.expected_array
     if act is None or exp is None:
-        return "nan", _nan_generic()
+        return FailureKind.NAN, _nan_generic()
     new_nan = np.isnan(act) & ~np.isnan(exp)
     if not new_nan.any():
-        return "nan", text("nan.expected_nan")
+        return FailureKind.NAN, text("nan.expected_nan")
     # (a NaN or inf hint is shown at every feedback level: it names no index)
     n = int(new_nan.sum())
     if observations.rows_all_nan(act, new_nan):
@@ -282,23 +289,23 @@ def _nan(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
         place = observations.place(new_nan, named=False) if n > 1 else ""
         seen = f"All {n} NaN values of yours are {place}." if place else ""
     also = " " + text("nan.with_inf") if np.isinf(act).any() else ""
-    return "nan", (seen + also + " " + _nan_generic()).strip()
+    return FailureKind.NAN, (seen + also + " " + _nan_generic()).strip()
 
 
-def _inf(cmp: Comparison, sizes: SizeContext) -> tuple[str, str]:
+def _inf(cmp: Comparison, sizes: SizeContext) -> tuple[FailureKind, str]:
     act, exp = cmp.actual_array, cmp.expected_array
     if act is not None and exp is not None and (np.isinf(exp) & ~np.isinf(act)).any():
-        return "inf", text("inf.expected_inf")
+        return FailureKind.INF, text("inf.expected_inf")
     seen = ""
     if act is not None and exp is not None:
         wrong = np.isinf(act) & ~np.isinf(exp)
         n = int(wrong.sum())
         place = observations.place(wrong, named=False) if n > 1 else ""
         seen = f"All {n} inf values of yours are {place}. " if place else ""
-    return "inf", seen + text("inf.sources")
+    return FailureKind.INF, seen + text("inf.sources")
 
 
-def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
+def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[FailureKind, str] | None:
     rel = cmp.max_rel_error
     act, exp = cmp.actual_array, cmp.expected_array
     ratio = None
@@ -325,14 +332,14 @@ def _tolerance(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         key = "float32_numbers"
     else:
         key = "other"
-    return "precision", text(f"precision.{key}", times=times) + grows
+    return FailureKind.PRECISION, text(f"precision.{key}", times=times) + grows
 
 
 # "close" (the precision hint) is within this many times what the tolerance allows
 CLOSE_TIMES = 100
 
 
-def _values(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
+def _values(cmp: Comparison, sizes: SizeContext) -> tuple[FailureKind, str] | None:
     """How and where a plainly wrong result is wrong, as measured on the learner's output
     (``observations``): a relation to the expected values that holds everywhere, or where the
     wrong values lie (an exercise's region, a few rows or columns), which way they are off,
@@ -344,14 +351,20 @@ def _values(cmp: Comparison, sizes: SizeContext) -> tuple[str, str] | None:
         return None  # classify() gives the "large" hint
     seen = observations.relation(cmp, act, exp) or \
         observations.observe(bad, act, exp, cmp.regions)
-    return ("values", seen) if seen else None
+    return (FailureKind.VALUES, seen) if seen else None
 
 
-_BY_COMPARISON: dict[str, Any] = {
-    "shape": _shape, "dtype": _dtype, "nan": _nan, "inf": _inf, "tolerance": _tolerance,
-    "values": _values,
-    "type": lambda cmp, s: ("type", text("kind.type")),
-    "none": lambda cmp, s: ("none", text("kind.none")),
+# The advice for a comparison's kind: ``(kind, hint)``, or None where nothing was measured.
+_BY_COMPARISON: dict[FailureKind, Callable[[Any, SizeContext],
+                                            tuple[FailureKind, str] | None]] = {
+    FailureKind.SHAPE: lambda cmp, s: (FailureKind.SHAPE, _shape(cmp, s)),
+    FailureKind.DTYPE: lambda cmp, s: (FailureKind.DTYPE, _dtype(cmp, s)),
+    FailureKind.NAN: _nan,
+    FailureKind.INF: _inf,
+    FailureKind.TOLERANCE: _tolerance,
+    FailureKind.VALUES: _values,
+    FailureKind.TYPE: lambda cmp, s: (FailureKind.TYPE, text("kind.type")),
+    FailureKind.NONE: lambda cmp, s: (FailureKind.NONE, text("kind.none")),
 }
 
 

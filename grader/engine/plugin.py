@@ -1,14 +1,15 @@
 """The pytest plugin that runs hidden suites against one submission.
 
 It provides the suites' fixtures (``learner``, ``reference``, ``check``, ``device``) and
-turns every finished test into a ``TestResult`` through ``verdict.decide``.
+turns every finished test into a ``TestResult`` through ``verdict.decide``. The job being
+graded reaches the fixtures as one ``EngineContext``, made by ``GradingPlugin.begin`` for each
+submission (or round of one) and given to them as the ``engine_context`` fixture.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -16,36 +17,22 @@ from typing import Any
 
 import pytest
 
-from grader import catalog, suite
+from grader import catalog
 from grader.sandbox import faults
 from grader.sandbox.isolation import SandboxError
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
 from grader.suite import DEFAULT_TIMEOUT_S, GradeFailure, SourceRule, mistakes_in
+from grader.suite import reference as load_reference  # (the suites' own: one module each)
 
 from . import confirm, evidence, feedback, hints, rules, verdict
-from .check import Check, built, mistake_output
+from .check import Check, mistake_output
 from .observer import Observer
 from .results import TestResult
 
-_REFERENCES: dict[str, ModuleType] = {}
 # After this many timed-out calls of one exercise, its remaining tests are not run: a file
 # that hangs costs two call limits, not one per test.
 MAX_TIMEOUTS = 2
-
-
-def load_reference(slug: str) -> ModuleType:
-    """The reference solution module of ``slug`` (imported once per process)."""
-    if slug not in _REFERENCES:
-        path = catalog.get(slug).solution
-        if not path.is_file():  # a student release: its public tests replay recorded values
-            _REFERENCES[slug] = ModuleType(f"_no_reference_{slug}")
-            return _REFERENCES[slug]
-        spec = importlib.util.spec_from_file_location(f"_reference_{slug}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _REFERENCES[slug] = module
-    return _REFERENCES[slug]
 
 
 @dataclass(frozen=True)
@@ -60,6 +47,44 @@ class Loaded:
 
 def slug_of(item: pytest.Item) -> str:
     return Path(str(item.path)).stem.removeprefix("test_")
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    """One job: a submission (or one round of it) as the fixtures are given it (the
+    ``engine_context`` fixture). Made by ``GradingPlugin.begin``, never changed: the next job
+    gets a new one. What the session finds out while grading it (imports, results, evidence)
+    is the plugin's, not the context's.
+
+    ``worker``: the sandboxed worker holding the submitted ``files``; ``device``: the device
+    it grades on; ``submitted``: the exercises it has a file for; ``feedback_level``: what its
+    hidden results may tell (``feedback.py``); ``call_timeout_s``: the wall clock of a call in
+    place of the default (a test that sets its own keeps it); ``observer``: told of every use
+    of ``check``, request and verdict (``observer.py``); ``on_result``: told of each verdict,
+    as soon as it is made; ``round_of``: ``whole``, or the ``public`` or ``hidden`` round of
+    a class graded in rounds; ``loaded``: a hidden phase's, what its public phase's imports
+    came to (``Loaded``), the only word on which files failed to import and which names they
+    lack."""
+
+    worker: WorkerProcess
+    device: str
+    submitted: frozenset[str]
+    feedback_level: str = "full"
+    call_timeout_s: float | None = None
+    observer: Observer | None = None
+    on_result: Callable[[str, TestResult], None] | None = None
+    round_of: str = "whole"
+    loaded: Mapping[str, Loaded] | None = None
+
+    def call_timeout(self, item: pytest.Item) -> float:
+        """The wall clock of each of ``item``'s calls: its ``@graded(timeout=...)``, the job's
+        ``call_timeout_s`` in place of the default."""
+        marker = item.get_closest_marker("grading")
+        timeout = float(marker.kwargs.get("timeout", DEFAULT_TIMEOUT_S)) if marker else \
+            DEFAULT_TIMEOUT_S
+        if self.call_timeout_s is not None and timeout == DEFAULT_TIMEOUT_S:
+            return self.call_timeout_s
+        return timeout
 
 
 class GradingPlugin:
@@ -78,25 +103,19 @@ class GradingPlugin:
               loaded: dict[str, Loaded] | None = None, round_of: str = "whole",
               carried: dict[str, evidence.Carried] | None = None,
               timeouts: dict[str, list[float]] | None = None) -> None:
-        """Forget the last submission: the next tests run against ``worker``, their hidden
-        results made at ``feedback_level`` (``feedback.py``); ``call_timeout_s`` replaces the
-        default wall clock of a call (tests that set their own keep it); ``observer`` is told
-        of every use of ``check``, request and verdict (``observer.py``). ``loaded``: a hidden
-        phase's, what its public phase's imports came to (``loads``), the only word on which
-        files failed to import and which names they lack. ``round_of``: ``whole``, or the
-        ``public`` or ``hidden`` round of a class graded in rounds; a hidden round's
-        ``carried``: what its public round's evidence left (``evidence.Carried``), and
-        ``timeouts`` its calls that timed out (``MAX_TIMEOUTS`` counts over both rounds)."""
-        self.worker, self._device, self.submitted = worker, device, submitted
-        self.observer = observer
+        """Forget the last submission: the next tests grade the job these arguments make
+        (``EngineContext``, whose fields they are); a hidden round's ``carried``: what its
+        public round's evidence left (``evidence.Carried``), and ``timeouts`` its calls that
+        timed out (``MAX_TIMEOUTS`` counts over both rounds)."""
+        self.context = EngineContext(
+            worker, device, frozenset(submitted), feedback_level=feedback_level,
+            call_timeout_s=call_timeout_s, observer=observer, on_result=on_result,
+            round_of=round_of, loaded=loaded)
         self.paragraphs = hints.Paragraphs()
-        self.on_result = on_result
-        self.feedback_level, self.call_timeout_s = feedback_level, call_timeout_s
         self.results: dict[str, list[TestResult]] = {}
         self.import_faults: dict[str, faults.LearnerFault] = {}
         self._loaded: dict[str, frozenset[str]] = {}  # slug -> the names its module lacks
         self._all_loaded = False
-        self._earlier = loaded
         for slug, record in (loaded or {}).items():
             if record.failed is not None:
                 fault = faults.ImportFailed(record.failed)
@@ -106,7 +125,6 @@ class GradingPlugin:
         self._pending: dict[str, list[_Pending]] = {}  # slug -> tests awaiting their verdict
         self._last: dict[str, str] = {}  # slug -> the node id of its last test (``plan``)
         self._ledgers: dict[str, evidence.Ledger] = {}  # slug -> its tests' evidence
-        self.round_of = round_of
         # a public round's: what its evidence leaves the hidden round, and per slug the
         # public results that name a mistake, as they read unnamed (test name -> result)
         self.carried: dict[str, evidence.Carried] = dict(carried or {})
@@ -136,39 +154,41 @@ class GradingPlugin:
             tests.sort(key=lambda t, s=slug: rank.get((s, t.name), len(rank)))
 
     # -- fixtures -------------------------------------------------------------------------
+    # The fixtures are given the job as ``engine_context``. They read the test being set up
+    # from the plugin (``pytest_runtest_setup``), not from pytest's ``request``: a fixture
+    # that asks for ``request`` costs pytest a new fixture definition, with a signature
+    # inspection, at every test.
     @pytest.fixture
-    def device(self) -> str:
-        return self._device
+    def engine_context(self) -> EngineContext:
+        """The job being graded (``begin``): what the other fixtures are made from."""
+        return self.context
 
-    # The fixtures read the test being set up from the plugin (``pytest_runtest_setup``), not
-    # from pytest's ``request``: a fixture that asks for ``request`` costs pytest a new
-    # fixture definition, with a signature inspection, at every test.
     @pytest.fixture
-    def learner(self) -> LearnerProxy:
-        item, slug = self._item, self._slug
-        marker = item.get_closest_marker("grading")
-        timeout = float(marker.kwargs.get("timeout", DEFAULT_TIMEOUT_S)) if marker else \
-            DEFAULT_TIMEOUT_S
-        if self.call_timeout_s is not None and timeout == DEFAULT_TIMEOUT_S:
-            timeout = self.call_timeout_s
+    def device(self, engine_context: EngineContext) -> str:
+        return engine_context.device
+
+    @pytest.fixture
+    def learner(self, engine_context: EngineContext) -> LearnerProxy:
+        job, item, slug = engine_context, self._item, self._slug
+        timeout = job.call_timeout(item)
         log = self._logs.setdefault(item.nodeid, CallLog())
-        if slug not in self.submitted:
+        if slug not in job.submitted:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         if slug in self.import_faults:
             raise self.import_faults[slug]
         self._stop_if_hanging(slug)
         if self.sandbox_error is not None:
             pytest.skip("ungradable: the sandbox failed")
-        if self.feedback_level != "full" and not self._all_loaded and \
+        if job.feedback_level != "full" and not self._all_loaded and \
                 verdict.visibility(item) != "public":
-            self._load_all(timeout)  # before the first hidden input exists
+            self._load_all(job, timeout)  # before the first hidden input exists
             if slug in self.import_faults:
                 raise self.import_faults[slug]
         if slug not in self._loaded:
-            self._load(slug, timeout, log)
+            self._load(job, slug, timeout, log)
         counted = self._counted_calls.setdefault(item.nodeid, [])
-        return LearnerProxy(self.worker, slug, timeout=timeout, log=log,
-                            observer=self.observer, missing=self._loaded[slug],
+        return LearnerProxy(job.worker, slug, timeout=timeout, log=log,
+                            observer=job.observer, missing=self._loaded[slug],
                             noted=lambda func, args, kwargs: self._note(slug, counted, func,
                                                                         args, kwargs),
                             may_modify=frozenset(catalog.get(slug).may_modify))
@@ -187,19 +207,18 @@ class GradingPlugin:
             self._tables[slug] = confirm.current(slug)
         return self._tables[slug]
 
-    def _load(self, slug: str, timeout: float, log: CallLog) -> None:
-        """Import ``slug``'s module in the worker and record what came of it: the names of
-        the exercise it lacks, or the fault that makes every test of it fail. These records,
-        made before any hidden input is sent (``_load_all``), are the only place a failed
-        import or a missing name is decided."""
-        proxy = LearnerProxy(self.worker, slug, timeout=timeout, log=log,
-                             observer=self.observer)
+    def _load(self, job: EngineContext, slug: str, timeout: float, log: CallLog) -> None:
+        """Import ``slug``'s module in ``job``'s worker and record what came of it: the names
+        of the exercise it lacks, or the fault that makes every test of it fail. These
+        records, made before any hidden input is sent (``_load_all``), are the only place a
+        failed import or a missing name is decided."""
+        proxy = LearnerProxy(job.worker, slug, timeout=timeout, log=log, observer=job.observer)
         try:
             missing = proxy.load(catalog.get(slug).functions)
         except faults.LearnerFault as raised:
             fault = raised
             observed = isinstance(fault, (faults.TimedOut, faults.Crashed))  # (grader-owned)
-            if self._earlier is not None and not observed:  # its public round imported it:
+            if job.loaded is not None and not observed:  # its public round imported it:
                 fault = faults.ImportFailed(f"{slug}.py imported in its public tests but not "
                                             "again for its hidden tests")  # grader words only
             elif observed:
@@ -209,7 +228,7 @@ class GradingPlugin:
             if fault is raised:
                 raise
             raise fault from None
-        earlier = (self._earlier or {}).get(slug)
+        earlier = (job.loaded or {}).get(slug)
         self._loaded[slug] = earlier.missing if earlier is not None else missing
 
     def loads(self) -> dict[str, Loaded]:
@@ -223,18 +242,20 @@ class GradingPlugin:
         """Load every submitted exercise not loaded yet (a public phase's last step: what its
         imports say is said before any hidden input exists), each within ``timeout`` (the
         call limit by default)."""
-        self._load_all(timeout or self.call_timeout_s or DEFAULT_TIMEOUT_S)
+        job = self.context
+        self._load_all(job, timeout or job.call_timeout_s or DEFAULT_TIMEOUT_S)
 
-    def _load_all(self, timeout: float) -> None:
+    def _load_all(self, job: EngineContext, timeout: float) -> None:
         """Below ``full``: load every submitted exercise before the first hidden test, so that
         what a file's import says (shown at every level) is said before any hidden input is
         sent to its worker."""
         self._all_loaded = True
-        for slug in sorted(self.submitted):
+        for slug in sorted(job.submitted):
             if slug in self._loaded or slug in self.import_faults:
                 continue
             try:
-                self._load(slug, timeout, self._logs.setdefault(f"load:{slug}", CallLog()))
+                self._load(job, slug, timeout,
+                           self._logs.setdefault(f"load:{slug}", CallLog()))
             except faults.LearnerFault:
                 pass  # recorded: every test of that exercise gets it
 
@@ -243,13 +264,13 @@ class GradingPlugin:
         return load_reference(self._slug)
 
     @pytest.fixture
-    def learner_source(self) -> rules.LearnerSource:
+    def learner_source(self, engine_context: EngineContext) -> rules.LearnerSource:
         """The learner's file as text, for source rules (read here, never imported)."""
         slug = self._slug
-        if slug not in self.submitted:
+        if slug not in engine_context.submitted:
             raise faults.NotSubmitted(f"{slug}.py was not submitted")
         self._stop_if_hanging(slug)
-        return rules.read_source(Path(self.worker.files[slug]))
+        return rules.read_source(Path(engine_context.worker.files[slug]))
 
     @pytest.fixture
     def enforce_rule(self, learner_source: rules.LearnerSource,
@@ -258,13 +279,13 @@ class GradingPlugin:
         return lambda rule: rules.enforce(learner_source, rule)
 
     @pytest.fixture
-    def check(self, learner: LearnerProxy, reference: ModuleType) -> Check:
+    def check(self, engine_context: EngineContext, learner: LearnerProxy,
+              reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
-        check = Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol,
-                      ex.atol, self.observer, ledger=self._ledgers.setdefault(
-                          self._slug, evidence.Ledger()))
-        check.counted = self._counted_calls.setdefault(self._item.nodeid, [])
-        return check
+        return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol,
+                     ex.atol, engine_context.observer,
+                     ledger=self._ledgers.setdefault(self._slug, evidence.Ledger()),
+                     counted=self._counted_calls.setdefault(self._item.nodeid, []))
 
     def _stop_if_hanging(self, slug: str) -> None:
         timeouts = self._timeouts.get(slug, [])
@@ -312,8 +333,9 @@ class GradingPlugin:
             self._timeouts.setdefault(slug, []).append(exc.seconds)
         pending = _Pending(item, call.excinfo, duration, getattr(item, "funcargs", {}).get("check"))
         self._pending.setdefault(slug, []).append(pending)
-        if self.observer is not None:  # told as each test ends (its verdict before the
-            self.observer.decided(item, self._aside(pending, call.excinfo))  # evidence)
+        observer = self.context.observer
+        if observer is not None:  # told as each test ends (its verdict before the evidence)
+            observer.decided(item, self._aside(pending, call.excinfo))
         if self._last.get(slug) == item.nodeid:
             self._finish(slug)
 
@@ -331,6 +353,7 @@ class GradingPlugin:
         """The verdicts of exercise ``slug``'s tests, in the order they ran: a known mistake a
         test matched is named only where the exercise's evidence agrees (``evidence.py``),
         in a class graded in rounds the public round's evidence too (``Carried``)."""
+        job = self.context
         pending = self._pending.pop(slug, [])
         ledger = self._ledgers.pop(slug, evidence.Ledger())
         named = {evidence.key(p.exc.mistake, p.exc.form): (p.exc.mistake, p.exc.form)
@@ -341,13 +364,13 @@ class GradingPlugin:
         forms = {(s.func, s.signature) for s in ledger.seen}
         everything = {evidence.key(m, form): (m, form) for m in catalogue
                       for func, form in forms if func == m.func}
-        earlier = self.carried.get(slug) if self.round_of == "hidden" else None
+        earlier = self.carried.get(slug) if job.round_of == "hidden" else None
         judged = dict(named)
-        if self.round_of == "public":  # every mistake: the hidden round may name any
+        if job.round_of == "public":  # every mistake: the hidden round may name any
             judged.update(everything)
         if earlier is not None:  # the mistakes public tests named: the hidden evidence too
             judged.update(_by_key(catalogue, earlier.named))
-        source = self.worker.files.get(slug)
+        source = job.worker.files.get(slug)
         refuted = evidence.refuted(
             judged.values(), ledger, _failed_alone(pending),
             evidence.depends_on(Path(source) if source else None, catalog.get(slug).functions),
@@ -358,9 +381,9 @@ class GradingPlugin:
             refuted.update({k: evidence.Refutation(disagrees=-1) for k in earlier.refuted
                             if k not in refuted})
         counted = [self._counted(p) for p in pending]
-        if self.round_of == "public":
+        if job.round_of == "public":
             self.carried[slug] = evidence.Carried(refuted=set(refuted), counted=counted)
-        unconfirmed = {} if self.round_of == "public" else confirm.unconfirmed(
+        unconfirmed = {} if job.round_of == "public" else confirm.unconfirmed(
             counted + (earlier.counted if earlier is not None else []), self._table(slug))
         if earlier is not None:
             public = {c.name for c in earlier.counted}
@@ -368,7 +391,7 @@ class GradingPlugin:
                                              if n in public}
         alone = hints.localised([
             (p.item.name, p.excinfo is not None,
-             frozenset(p.check.functions) if p.check is not None else frozenset())
+             frozenset(p.check.tally.functions) if p.check is not None else frozenset())
             for p in pending])
         for p in pending:
             excinfo = p.excinfo
@@ -377,25 +400,25 @@ class GradingPlugin:
                 why = refuted[evidence.key(mistake, p.exc.form)]
                 excinfo = _info(verdict.unnamed(p.exc, mistake.func, why.fix_first))
                 mistake = None
-            if mistake is not None and self.round_of == "public":
+            if mistake is not None and job.round_of == "public":
                 self._keep_unnamed(slug, p, mistake)
-            if mistake is not None and self.feedback_level == "full" and \
-                    self.round_of == "whole" and ledger.complete:
+            if mistake is not None and job.feedback_level == "full" and \
+                    job.round_of == "whole" and ledger.complete:
                 p.exc.agreed = evidence.agreeing(mistake, p.exc.form, ledger)
             result = self._verdict(slug, p, excinfo,
                                    unconfirmed.get(p.item.name.removeprefix("test_")),
                                    localised=p.item.name in alone)
             self.results.setdefault(slug, []).append(result)
-            if self.on_result is not None:
-                self.on_result(slug, result)
+            if job.on_result is not None:
+                job.on_result(slug, result)
 
     def _counted(self, p: _Pending) -> confirm.Counted:
         """What test ``p``'s calls say for the count of its exercise's points."""
         return confirm.Counted(
             p.item.name.removeprefix("test_"), verdict.visibility(p.item) == "public",
             p.excinfo is None, len(self._counted_calls.pop(p.item.nodeid, [])),
-            set(p.check.right) if p.check is not None else set(), verdict.points(p.item) > 0,
-            p.check is not None and bool(p.check.confirmed))
+            set(p.check.tally.right) if p.check is not None else set(),
+            verdict.points(p.item) > 0, p.check is not None and bool(p.check.tally.confirmed))
 
     def _verdict(self, slug: str, p: _Pending,
                  excinfo: pytest.ExceptionInfo[BaseException] | None,
@@ -406,13 +429,15 @@ class GradingPlugin:
         it (``hints.localised``: else its own hint is not shown)."""
         result = verdict.decide(p.item, excinfo, p.duration, self._logs.get(p.item.nodeid),
                                 p.check)
+        level = self.context.feedback_level
         if unconfirmed is not None and result.passed:
-            result = feedback.unconfirmed(result, unconfirmed, self.feedback_level)
-        elif self.feedback_level == "graded":
+            result = feedback.unconfirmed(result, unconfirmed, level)
+        elif level == "graded":
             result = feedback.graded(result, excinfo.value if excinfo else None, slug)
         return self.paragraphs.once(
             slug, result, localised=localised,
-            functions=frozenset(p.check.functions) if p.check is not None else frozenset())
+            functions=frozenset(p.check.tally.functions) if p.check is not None
+            else frozenset())
 
     def _aside(self, p: _Pending,
                excinfo: pytest.ExceptionInfo[BaseException] | None) -> TestResult:
@@ -430,7 +455,7 @@ class GradingPlugin:
         """A public round: how test ``p``, which names ``mistake``, reads without it (the
         hidden round's evidence may refute it), made aside."""
         plain = self._aside(p, _info(verdict.unnamed(p.exc, mistake.func, None)))
-        if self.feedback_level == "graded":
+        if self.context.feedback_level == "graded":
             plain = feedback.graded(plain, None, slug)
         self.unnamed.setdefault(slug, {})[plain.name] = plain
         self.carried[slug].named.setdefault(evidence.key(mistake, p.exc.form),
@@ -473,8 +498,5 @@ def _info(exc: BaseException) -> pytest.ExceptionInfo[BaseException]:
 def _failed_alone(pending: list[_Pending]) -> set[str]:
     """The functions some test failed on without calling others of the exercise."""
     return {f for p in pending if p.exc is not None and p.check is not None
-            and len(p.check.functions) == 1 for f in p.check.functions}
+            and len(p.check.tally.functions) == 1 for f in p.check.tally.functions}
 
-
-# what the suites' declarations ask of the engine (grader/suite.py never imports it)
-suite._ENGINE.update(reference=load_reference, built=built)

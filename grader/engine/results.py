@@ -270,6 +270,10 @@ def test_from_dict(t: dict[str, Any]) -> TestResult:
     """The ``TestResult`` of its ``test_dict`` form (fields it does not know are ignored)."""
     known = {k: t[k] for k in _TEST_FIELDS if k in t}
     known["status"] = TestStatus(known["status"])
+    if "figures" in known:  # a drawing payload is a table; anything else is dropped
+        figures = known["figures"]
+        known["figures"] = [f for f in figures if isinstance(f, dict)] \
+            if isinstance(figures, list) else []
     if "duration_s" in known:
         known["duration_s"] = _seconds(known["duration_s"])
     return TestResult(**known)

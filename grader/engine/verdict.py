@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 from grader import catalog
+from grader.failure_kinds import FailureKind
 from grader.inert import inert
 from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
@@ -51,7 +52,8 @@ _HISTORY = pytest.StashKey[dict[str, list[tuple[int, bool, frozenset[str]]]]]()
 _SELF_EXPLAINED = (faults.NotSubmitted, faults.NotImplementedYet, faults.ImportFailed,
                    faults.MissingName, faults.NotRun, faults.ArgumentsModified)
 # The failure kind (``hints.HINT_KINDS``) of a learner fault, by its status.
-_FAULT_KINDS = {"error": "raised", "timeout": "timeout", "crashed": "crashed"}
+_FAULT_KINDS = {"error": FailureKind.RAISED, "timeout": FailureKind.TIMEOUT,
+                "crashed": FailureKind.CRASHED}
 
 
 def _test_name(item: pytest.Item) -> str:
@@ -104,18 +106,19 @@ def _has_tokens(slug: str) -> bool:
 
 def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
     tokens = _has_tokens(_slug(item))
-    if check is None or not check.valued:
+    if check is None or not check.tally.valued:
         return hints.SizeContext(tokens=tokens)
+    tally = check.tally
     history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
-    funcs = frozenset(check.functions)
+    funcs = frozenset(tally.functions)
     # the earlier tests of the same functions: another function's tests say nothing of size
-    same = [(size, ok) for size, ok, f in history if size < check.size
+    same = [(size, ok) for size, ok, f in history if size < tally.size
             and (f & funcs or not (f or funcs))]
     # "large inputs" needs every smaller one passed, and some at most a quarter of the size
-    smaller = [(size, ok) for size, ok in same if 0 < 4 * size <= check.size]
+    smaller = [(size, ok) for size, ok in same if 0 < 4 * size <= tally.size]
     if not smaller or not all(ok for _, ok in same):
-        return hints.SizeContext(size=check.size, tokens=tokens)
-    return hints.SizeContext(size=check.size, smaller_passed=len(smaller),
+        return hints.SizeContext(size=tally.size, tokens=tokens)
+    return hints.SizeContext(size=tally.size, smaller_passed=len(smaller),
                              smaller_max=max(size for size, _ in smaller), tokens=tokens)
 
 
@@ -130,12 +133,12 @@ def _remember(item: pytest.Item, check: Check | None, passed: bool,
     one that raised before any value was compared counts as a failed one), for the "large
     inputs" hint's precondition; a failure on invalid arguments (``kind`` ``not_raised`` or
     ``wrong_exception``) says nothing of sizes and is not recorded."""
-    if kind in ("not_raised", "wrong_exception"):
+    if kind in (FailureKind.NOT_RAISED, FailureKind.WRONG_EXCEPTION):
         return
-    if check is not None and (check.valued or check.checks):
+    if check is not None and (check.tally.valued or check.tally.checks):
         history = item.config.stash.setdefault(_HISTORY, {})
-        history.setdefault(_slug(item), []).append((check.size, passed,
-                                                    frozenset(check.functions)))
+        history.setdefault(_slug(item), []).append((check.tally.size, passed,
+                                                    frozenset(check.tally.functions)))
 
 
 def decide(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
@@ -158,7 +161,7 @@ def _uninterpretable(item: pytest.Item, result: TestResult, err: Exception,
     result.diagnostics = result.values = result.mistake = None
     result.mistake_message = result.hint = ""
     result.figures = list(check.figures) if check is not None else []
-    result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
+    result.kind, result.kind_hint = hints.classify(status="failed", kind=FailureKind.TYPE)
     _remember(item, check, False)
     return result
 
@@ -251,12 +254,12 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
         result.status, result.message = TestStatus(exc.status), exc.message
         result.traceback = list(exc.traceback)
         if isinstance(exc, faults.NotRun):
-            result.kind, result.kind_hint = hints.of_fault("not_run")
+            result.kind, result.kind_hint = hints.of_fault(FailureKind.NOT_RUN)
         if isinstance(exc, faults.ArgumentsModified):
-            result.kind, result.kind_hint = hints.of_fault("modified")
+            result.kind, result.kind_hint = hints.of_fault(FailureKind.MODIFIED)
         if isinstance(exc, faults.BadReturn):
-            base = "type"
-            result.kind, result.kind_hint = hints.classify(status="failed", kind="type")
+            base = FailureKind.TYPE
+            result.kind, result.kind_hint = hints.classify(status="failed", kind=FailureKind.TYPE)
         elif not isinstance(exc, _SELF_EXPLAINED):
             base = _FAULT_KINDS.get(exc.status, "")
             result.kind, result.kind_hint = hints.classify(
@@ -269,7 +272,7 @@ def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None
     if base != "":
         kinds = hints.failure_kinds(base, result.kind, large=sizes.large_only)
         if result.kind is None:  # no kind hint: still say what kind of failure it is
-            result.kind = next(iter(kinds - {"large"}), None)
+            result.kind = next(iter(kinds - {FailureKind.LARGE}), None)
         result.hint = hints.own(hint, hint_for, kinds)
     _remember(item, check, False, result.kind)
     return result

@@ -10,8 +10,8 @@ from typing import Any
 import jinja2
 
 from grader import catalog, numbers
-from grader.engine.hints import LABELS
 from grader.engine.results import SubmissionResult
+from grader.failure_kinds import LABELS
 from grader.files import atomic_write_text, make_dir
 
 from . import markdown, marks, svg

@@ -3,11 +3,22 @@ network, no external font): heatmaps of expected / yours / |difference|, 1-D com
 and curves.
 
 ``render(figure)`` returns markup safe to insert into the report (every text is escaped).
+
+A payload is plain data that may come from outside this process (a ``results.json`` of an
+older grader, a Dask worker's reply), so a payload that cannot be drawn never stops a report:
+``render`` logs one line (this module's logger: the figure's kind, the exception's type and
+where it was raised, never its message, which may carry the payload's values) and returns
+``NOT_DRAWN``, a caption in the grader's words, in place of the figure. With
+``GRADER_STRICT_FIGURES=1`` in the environment (the project's tests set it) it raises instead,
+so that a drawing bug fails a test rather than hiding a figure.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import traceback
 from collections.abc import Iterable, Sequence
 from html import escape
 from itertools import count
@@ -16,6 +27,10 @@ from typing import Any
 from grader.numbers import short
 
 _IDS = count()
+_LOG = logging.getLogger(__name__)
+STRICT_ENV = "GRADER_STRICT_FIGURES"  # "1": a figure that cannot be drawn raises
+NOT_DRAWN = '<p class="fig-not-drawn">This figure could not be drawn.</p>'
+KINDS = ("heatmap", "line", "curve")
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777",
            "#4b5563"]
 # viridis, 9 stops
@@ -531,7 +546,8 @@ def _curve(fig: dict[str, Any]) -> str:
 
 
 def render(fig: dict[str, Any]) -> str:
-    """The figure's SVG markup ('' for an unknown or empty payload)."""
+    """The figure's SVG markup ('' for an unknown kind or a curve with nothing to draw;
+    ``NOT_DRAWN`` for a payload that cannot be drawn, see the module docstring)."""
     try:
         kind = fig.get("type")
         if kind == "heatmap":
@@ -542,19 +558,46 @@ def render(fig: dict[str, Any]) -> str:
             return _line(fig)
         if kind == "curve":
             return _curve(fig)
-    except (KeyError, IndexError, TypeError, ValueError):
-        return ""  # a malformed payload (e.g. an old results.json) draws nothing
+    except Exception as exc:  # noqa: BLE001 - any payload, any error: logged, or raised in tests
+        if _strict():
+            raise
+        _LOG.warning("a figure (%s) could not be drawn: %s", _kind(fig), _where(exc))
+        return NOT_DRAWN
     return ""
 
 
 def caption(fig: dict[str, Any]) -> str:
-    """One line under the figure: what it shows, where the worst element is, downsampling."""
-    if fig.get("type") == "curve":
-        return fig.get("note", "")
+    """One line under the figure: what it shows, where the worst element is, downsampling
+    ('' when the payload cannot say: ``render`` has logged it, or raises in strict mode)."""
     try:
+        if fig.get("type") == "curve":
+            return fig.get("note", "")
         text = _caption(fig)
-    except (KeyError, TypeError):
+        if fig.get("note"):
+            text += f". {fig['note']}"
+        return text
+    except Exception:  # noqa: BLE001 - as in render
+        if _strict():
+            raise
         return ""
-    if fig.get("note"):
-        text += f". {fig['note']}"
-    return text
+
+
+def _strict() -> bool:
+    """Whether a figure that cannot be drawn raises (``GRADER_STRICT_FIGURES=1``)."""
+    return os.environ.get(STRICT_ENV) == "1"
+
+
+def _kind(fig: Any) -> str:
+    """The payload's kind, named only when it is one this module draws."""
+    kind = fig.get("type") if isinstance(fig, dict) else None
+    return kind if kind in KINDS else "unknown kind"
+
+
+def _where(exc: Exception) -> str:
+    """The exception's type and the line of this grader's code it was raised at (no
+    message)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return type(exc).__name__
+    last = frames[-1]
+    return f"{type(exc).__name__} at {os.path.basename(last.filename)}:{last.lineno} in {last.name}"

@@ -62,7 +62,7 @@ REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base
 TOKEN_HEADER = "X-Review-Token"
 SHOW_CHARS = 200_000  # characters of one file shown (the rest is cut, and said)
 SIMILARITY_CSV = "similarity.csv"
-TOP_PAIRS = 25  # pairs similarity.html shows per exercise (grader/report/similarity.py)
+TOP_PAIRS = 25  # pairs similarity.html shows per exercise (grader/similarity/page.py)
 
 Exporter = Callable[[Path, Iterable[str]], list[str]]
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import isolation
 from .harness import confine
+from .harness.confinement import Confinement
 
 
 class ForkServer:
@@ -76,14 +77,16 @@ class ForkServer:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def spawn(self, *, env: dict[str, str], spec: dict[str, Any], submission: Path,
+    def spawn(self, *, env: dict[str, str], confinement: Confinement, submission: Path,
               fds: list[int], handout: int | None = None,
               timeout: float = 60.0) -> tuple[int, bool]:
         """Fork a worker: ``(pid, init)``, ``init`` when it is process 1 of its own PID
         namespace (no waiter); ``fds`` are its request-read, response-write, output-write
         ends; ``handout``: its end of the socket it is handed shared inputs on
-        (``shared_inputs.Handout``), or None. No shared input travels with a spawn."""
-        msg = json.dumps({"op": "spawn", "env": env, "spec": spec, "submission": str(submission),
+        (``shared_inputs.Handout``), or None. No shared input travels with a spawn;
+        ``confinement`` travels as JSON (``Confinement.to_dict``)."""
+        msg = json.dumps({"op": "spawn", "env": env, "spec": confinement.to_dict(),
+                          "submission": str(submission),
                           "handout": handout is not None}).encode()
         fds = [*fds, *(() if handout is None else (handout,))]
         socket.send_fds(self.sock, [msg], fds)

@@ -27,7 +27,6 @@ through all of them (``Sandbox``):
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import signal
@@ -40,10 +39,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from . import readable
 from .harness import confine, landlock, privileges, syscall_filter
+from .harness.confinement import Confinement, Cover
+from .harness.libc import libc
 
 HARNESS_SRC = Path(__file__).parent / "harness"
 HARNESS_NAME = "gradeharness"
@@ -61,7 +61,6 @@ ADDRESS_SPACE = 8 * 2**30    # RLIMIT_AS backstop of CPU workers when no cgroup 
 UID_BASE = 2_000_000         # workers run as UID_BASE + n (root only, when possible)
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
-_libc = ctypes.CDLL(None, use_errno=True)
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_NAME = "vit-grader"
 
@@ -199,19 +198,19 @@ def _probe_namespaces(mode: str) -> tuple[str | None, str | None]:
     return mounts, pids
 
 
-def _uid_plan(mode: str | None, mounts: bool) -> tuple[list[list[Any]], str | None]:
+def _uid_plan(mode: str | None, mounts: bool) -> tuple[tuple[Cover, ...], str | None]:
     """Whether workers can run as another uid: the folders a worker must make passable in its
     own mounts to reach the interpreter and its packages (``readable.reveal_plan``), and None;
     or why not."""
     if os.geteuid() != 0:
-        return [], "not needed: the grader is not root"
+        return (), "not needed: the grader is not root"
     if os.environ.get("GRADER_UID", "1") == "0":
-        return [], "turned off (GRADER_UID=0)"
+        return (), "turned off (GRADER_UID=0)"
     view = readable.worker_view("cpu")
     staging = tempfile.tempdir or staging_root() or tempfile.gettempdir()
     plan = readable.reveal_plan(view.read + view.list + (_real_path(staging), ))
     if plan and not (mode == "root" and mounts):
-        return [], f"{plan[0][0]} is not searchable by other users, and no mount namespace " \
+        return (), f"{plan[0][0]} is not searchable by other users, and no mount namespace " \
                    "can make it so"
     needed = [str(Path(sys.executable).resolve()), os.path.join(
         sysconfig.get_paths()["stdlib"], "os.py")]
@@ -233,7 +232,7 @@ def _uid_plan(mode: str | None, mounts: bool) -> tuple[list[list[Any]], str | No
     test = " && ".join(f"test -r '{path}'" for path in needed if "'" not in path)
     why = _probe_in_child(become, ["/bin/sh", "-c", test])
     if why:
-        return [], f"a worker of uid {UID_BASE} cannot read the interpreter or numpy ({why})"
+        return (), f"a worker of uid {UID_BASE} cannot read the interpreter or numpy ({why})"
     return plan, None
 
 
@@ -358,7 +357,7 @@ def probe() -> Capabilities:
     drop = uid_why is None
     passable = "; ".join(f"{cover} made passable in its own mounts, with only "
                          f"{', '.join(keeps)} inside" for cover, keeps in plan)
-    plan = [] if uid_why else plan
+    plan = () if uid_why else plan
     layers.append(Layer("unprivileged uid", drop,
                         f"workers run as uid {UID_BASE}+n, one each, without any group"
                         + (f" ({passable})" if passable else "") if drop else
@@ -393,17 +392,21 @@ def sweep_stale_cgroups() -> None:
 
 def harden_grader() -> None:
     """Make the grading process hard to inspect from a worker and adopt escaped orphans."""
-    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 @dataclass
 class LaunchSpec:
+    """How one worker is started: with ``subprocess`` (``argv``, ``env``, ``cwd`` and
+    ``preexec_fn``, which confines it) or by the fork server (``env``, ``cwd`` and
+    ``confinement``, sent as JSON)."""
+
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     preexec_fn: Callable[[], None] | None
-    spec: dict[str, object] = field(default_factory=dict)
+    confinement: Confinement
 
 
 @lru_cache(maxsize=1)
@@ -551,29 +554,32 @@ class Sandbox:
         })
         argv = [sys.executable, "-I", "-u", "-c", bootstrap,
                 str(workdir / "submission"), str(request_fd), str(response_fd)]
-        spec = self.spec(workdir)
-        if spec["seccomp"]:
+        confinement = self.confinement(workdir)
+        if confinement.seccomp:
             syscall_filter.program()  # compiled here, loaded by the child
         return LaunchSpec(argv=argv, env=env, cwd=workdir / "submission",
-                          preexec_fn=lambda: confine.confine(spec), spec=spec)
+                          preexec_fn=lambda: confine.confine(confinement),
+                          confinement=confinement)
 
-    def spec(self, workdir: Path) -> dict[str, object]:
-        """The confinement of this worker as plain data, for ``harness/confine.py``."""
+    def confinement(self, workdir: Path) -> Confinement:
+        """Every layer ``probe()`` found, for this worker in ``workdir`` (applied by
+        ``harness/confine.py``)."""
         caps, cuda = self.caps, self.device.startswith("cuda")
-        devices = [str(d) for d in Path("/dev").glob("nvidia*")] if cuda else []
         view = readable.worker_view(self.device)
-        return {"cpu_s": CPU_SECONDS, "file_bytes": FILE_BYTES, "open_files": OPEN_FILES,
-                # a CUDA context reserves far more address space than any useful cap
-                "address_space": None if caps.cgroup or cuda else ADDRESS_SPACE,
-                "cgroups": [str(p) for p in self.cgroups], "netns": caps.netns,
-                "pidns": caps.pidns, "ipcns": caps.ipcns,
-                "disk_bytes": DISK_BYTES if caps.private_mounts else None,
-                "drop_caps": caps.no_privileges, "seccomp": caps.seccomp,
-                "landlock_abi": caps.landlock_abi, "readable": list(view.read),
-                "listable": list(view.list),
-                "workdir": str(workdir), "devices": devices, "uid": self.uid, "pids": PIDS,
-                "reveal": readable.reveal_plan((*caps.uid_paths, str(workdir)))
-                if self.uid is not None else []}
+        return Confinement(
+            cpu_seconds=CPU_SECONDS, file_bytes=FILE_BYTES, open_files=OPEN_FILES,
+            # a CUDA context reserves far more address space than any useful cap
+            address_space_bytes=None if caps.cgroup or cuda else ADDRESS_SPACE,
+            processes=PIDS, cgroups=tuple(str(p) for p in self.cgroups),
+            namespaces=caps.netns, pid_namespace=caps.pidns, ipc_namespace=caps.ipcns,
+            tmpfs_bytes=DISK_BYTES if caps.private_mounts else None,
+            drop_capabilities=caps.no_privileges, seccomp=caps.seccomp,
+            landlock_abi=caps.landlock_abi, readable=view.read, listable=view.list,
+            workdir=str(workdir),
+            devices=tuple(str(d) for d in Path("/dev").glob("nvidia*")) if cuda else (),
+            uid=self.uid,
+            reveal=readable.reveal_plan((*caps.uid_paths, str(workdir)))
+            if self.uid is not None else ())
 
     # -- the end ----------------------------------------------------------------------------
     def kill_all(self, leader_pid: int | None) -> None:

@@ -169,8 +169,8 @@ class WorkerProcess:
         out_r, out_w = os.pipe()
         handout = shared_inputs.Handout() if shared_inputs.enabled() else None
         try:
-            pid, init = server.spawn(env=spec.env, spec=spec.spec, submission=spec.cwd,
-                                     fds=[req_r, resp_w, out_w],
+            pid, init = server.spawn(env=spec.env, confinement=spec.confinement,
+                                     submission=spec.cwd, fds=[req_r, resp_w, out_w],
                                      handout=handout.worker_end() if handout else None)
         except (OSError, ValueError):
             forkserver.drop(server)

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+
+from .harness.confinement import Cover
 
 # what the harness imports (numpy always, torch for the torch exercises); their optional
 # dependencies (extras) are readable too when installed, since a module that is listed but
@@ -271,9 +272,9 @@ def _searchable(path: str) -> bool:
         return False
 
 
-def reveal_plan(paths: tuple[str, ...]) -> list[list[Any]]:
+def reveal_plan(paths: tuple[str, ...]) -> tuple[Cover, ...]:
     """How a worker of another uid reaches every one of ``paths`` (``namespaces.reveal``):
-    ``[cover, [keep, ...]]`` for each folder others cannot pass through above some of them
+    ``(cover, (keep, ...))`` for each folder others cannot pass through above some of them
     (``keep``: its entry on the way to each), outermost first, so that a cover inside another
     is made after it."""
     covers: dict[str, set[str]] = {}
@@ -283,5 +284,5 @@ def reveal_plan(paths: tuple[str, ...]) -> list[list[Any]]:
             folder = str(Path(*parts[:i]))
             if not _searchable(folder):
                 covers.setdefault(folder, set()).add(str(Path(*parts[:i + 1])))
-    return [[cover, sorted(keeps)] for cover, keeps in
-            sorted(covers.items(), key=lambda item: (len(Path(item[0]).parts), item[0]))]
+    return tuple((cover, tuple(sorted(keeps))) for cover, keeps in
+                 sorted(covers.items(), key=lambda item: (len(Path(item[0]).parts), item[0])))

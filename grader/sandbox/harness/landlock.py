@@ -13,6 +13,8 @@ import os
 import platform
 from pathlib import Path
 
+from .libc import libc
+
 _SYSCALLS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}  # x86_64, arm64
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
@@ -37,16 +39,12 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-
-
 def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 when Landlock is unavailable."""
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "aarch64"):
         return 0
-    version = _libc.syscall(_SYSCALLS["create_ruleset"], None, ctypes.c_size_t(0),
-                            ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = libc.syscall(_SYSCALLS["create_ruleset"], None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(0, int(version))
 
 
@@ -68,8 +66,8 @@ class Ruleset:
         attr = _RulesetAttr(self.handled, 0,
                             (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8
-        fd = _libc.syscall(_SYSCALLS["create_ruleset"], ctypes.byref(attr), ctypes.c_size_t(size),
-                           ctypes.c_uint32(0))
+        fd = libc.syscall(_SYSCALLS["create_ruleset"], ctypes.byref(attr), ctypes.c_size_t(size),
+                          ctypes.c_uint32(0))
         if fd < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
         self.fd = int(fd)
@@ -84,18 +82,18 @@ class Ruleset:
             if not os.path.isdir(path):  # directory-only rights do not apply to files
                 access &= EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
             rule = _PathBeneath(access & self.handled, target)
-            if _libc.syscall(_SYSCALLS["add_rule"], ctypes.c_int(self.fd),
-                             ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
-                             ctypes.c_uint32(0)) < 0:
+            if libc.syscall(_SYSCALLS["add_rule"], ctypes.c_int(self.fd),
+                            ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
+                            ctypes.c_uint32(0)) < 0:
                 raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
         finally:
             os.close(target)
 
     def restrict_self(self) -> None:
         """Apply the ruleset to this process (and everything it will exec or fork)."""
-        if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-        if _libc.syscall(_SYSCALLS["restrict_self"], ctypes.c_int(self.fd),
-                         ctypes.c_uint32(0)) < 0:
+        if libc.syscall(_SYSCALLS["restrict_self"], ctypes.c_int(self.fd),
+                        ctypes.c_uint32(0)) < 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
         os.close(self.fd)

@@ -1,4 +1,8 @@
-"""The C library calls the worker's confinement makes (Linux), and their errors."""
+"""The C library calls the worker's confinement makes (Linux), and their errors.
+
+``libc`` is the process's one handle on the C library (errno kept for ``ctypes.get_errno``);
+the harness and the grader's side (``isolation.py``, ``files.py``, ``bulk/serve.py``) all
+call through it."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import signal
 
 _PR_SET_PDEATHSIG = 1
 libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long  # a raw system call's result (Landlock's calls)
 
 
 def check(result: int, what: str) -> None:

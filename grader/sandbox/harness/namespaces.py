@@ -20,9 +20,10 @@ import ctypes
 import os
 import signal
 import stat
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from .confinement import Cover
 from .libc import check, die_with_parent, libc
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
@@ -67,9 +68,9 @@ def _mount(source: str | None, target: str | None, fstype: str | None, flags: in
                        enc(data)), f"mount {target}")
 
 
-def reveal(covers: list[list[Any]]) -> None:
+def reveal(covers: Iterable[Cover]) -> None:
     """Make folders that other users cannot enter passable, in this process's own mount
-    namespace: each ``[cover, [keep, ...]]`` puts a read-only tmpfs (mode 0755) over ``cover``
+    namespace: each ``(cover, (keep, ...))`` puts a read-only tmpfs (mode 0755) over ``cover``
     holding only each ``keep`` (a path under it) bound back at its own path. A worker of
     another uid then reaches the interpreter under, say, a home folder of mode 0700, and
     nothing else of that folder."""

@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from .sizes import whole_mib
+
 HEADER = struct.Struct(">Q")
 MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
@@ -573,10 +575,6 @@ def value_from_bytes(frame: bytes, **kw: Any) -> Any:
     return decode_value(*parse_frame(frame), **kw)
 
 
-def _mib(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
-
-
 def values_bound(raw: bytes | bytearray) -> int:
     """An upper bound of the JSON values (keys included) that ``raw`` decodes to, counted on
     the bytes alone: every value but the outermost opens a container or follows a ``[``,
@@ -588,7 +586,7 @@ def _parse_frame(take: Any, limits: Limits) -> tuple[dict[str, Any], list[bytes]
     (size,) = HEADER.unpack(take(HEADER.size))
     if size > limits.header_bytes:
         raise ProtocolError(f"message header of {size} bytes is over the limit "
-                            f"({_mib(limits.header_bytes)})")
+                            f"({whole_mib(limits.header_bytes)})")
     raw = take(size)
     if limits.values is not None and values_bound(raw) > limits.values:
         raise ProtocolError(f"a message header of more than {limits.values} values, over "
@@ -606,8 +604,8 @@ def _parse_frame(take: Any, limits: Limits) -> tuple[dict[str, Any], list[bytes]
         raise ProtocolError(f"{len(sizes)} arrays, over the limit of "
                             f"{min(limits.blobs, MAX_BLOBS)}")
     if sum(sizes) > limits.blob_bytes:
-        raise ProtocolError(f"the result is {_mib(sum(sizes))}, over the "
-                            f"{_mib(limits.blob_bytes)} limit")
+        raise ProtocolError(f"the result is {whole_mib(sum(sizes))}, over the "
+                            f"{whole_mib(limits.blob_bytes)} limit")
     return head, [take(s) for s in sizes]
 
 

@@ -16,8 +16,9 @@ files in the work folder, sleeping). Every other call fails, new kernels' calls 
 - a system call of another ABI (i386's int 0x80, x32) kills the caller with SIGSYS
   (libseccomp's bad-architecture action).
 
-A CUDA worker (``Sandbox.spec()`` names ``/dev/nvidia*`` devices) gets the GPU profile: the
-NVIDIA drivers' ioctls and ``mlock`` on top (``GPU_IOCTL_MASKS``, ``GPU_ALLOWED``).
+A CUDA worker (``Sandbox.confinement()`` names ``/dev/nvidia*`` devices) gets the GPU
+profile: the NVIDIA drivers' ioctls and ``mlock`` on top (``GPU_IOCTL_MASKS``,
+``GPU_ALLOWED``).
 
 ``GRADER_SECCOMP_LOG=1`` in the grader's environment builds a logging filter instead: what
 would fail with ``ENOSYS``/``ENOTTY``/a refused argument is allowed and logged by the kernel

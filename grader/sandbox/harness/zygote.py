@@ -14,7 +14,9 @@ process 1, so no waiter process is forked inside the worker (``namespaces.become
 
 Control messages are JSON on a Unix socket; file descriptors travel with ``SCM_RIGHTS``:
 - ``{"op": "spawn", "env": {...}, "spec": {...}, "submission": DIR, "handout": B}`` with the
-  worker's request-read, response-write and output-write fds, then, when ``handout`` is true,
+  worker's request-read, response-write and output-write fds (``spec``: its ``Confinement``,
+  ``to_dict``; one whose keys are not exactly the fields ends the server, and the grader
+  starts its workers with ``subprocess`` from then on), then, when ``handout`` is true,
   its end of the socket the grader hands it sealed shared inputs on, each with the request
   that names it (``shared_inputs.Handout``: never at the spawn); the answer is ``{"pid": N,
   "init": B}``, ``init`` true when the worker is process 1 of its own PID namespace (its
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import confine, namespaces
+from .confinement import Confinement
 from .libc import die_with_parent
 
 _ENDED: dict[int, int] = {}
@@ -70,10 +73,11 @@ class _Own:
         cls.pidns_fd, cls.alive = fd, os.pipe()
 
     @classmethod
-    def fork_as_init(cls, spec: dict[str, Any]) -> bool:
-        """Make the next child process 1 of a new PID namespace, when ``spec`` asks for one
-        and it is entered as root; ``forked()`` undoes it for the children after."""
-        if cls.pidns_fd < 0 or not spec.get("pidns") or spec.get("netns") != "root":
+    def fork_as_init(cls, confinement: Confinement) -> bool:
+        """Make the next child process 1 of a new PID namespace, when ``confinement`` asks for
+        one and it is entered as root; ``forked()`` undoes it for the children after."""
+        if cls.pidns_fd < 0 or not confinement.pid_namespace or \
+                confinement.namespaces != "root":
             return False
         try:
             namespaces.unshare(namespaces.CLONE_NEWPID)
@@ -136,7 +140,8 @@ def _await(pid: int, deadline: float) -> None:
             os.close(ended)
 
 
-def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init: bool) -> None:
+def _child(req: dict[str, Any], confinement: Confinement, fds: list[int],
+           control: socket.socket, is_init: bool) -> None:
     """In the forked child: become the worker, or exit 70 saying why on fd 2."""
     try:
         _Own.in_child(is_init)
@@ -151,7 +156,7 @@ def _child(req: dict[str, Any], fds: list[int], control: socket.socket, is_init:
         os.chdir(submission)
         os.environ.clear()
         os.environ.update(req["env"])
-        confine.confine(req["spec"], in_netns=_Own.netns, is_init=is_init)
+        confine.confine(confinement, in_netns=_Own.netns, is_init=is_init)
         from .worker import Worker
 
         sys.path.insert(0, str(submission))
@@ -175,11 +180,12 @@ def serve(control: socket.socket) -> None:
         req = json.loads(msg)
         _reap()
         if req["op"] == "spawn":
-            is_init = _Own.fork_as_init(req["spec"])
+            confinement = Confinement.from_dict(req["spec"])
+            is_init = _Own.fork_as_init(confinement)
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _child(req, fds, control, is_init)
+                    _child(req, confinement, fds, control, is_init)
             finally:
                 if is_init:
                     _Own.forked()

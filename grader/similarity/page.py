@@ -1,8 +1,8 @@
 """The class's similarity check: ``OUT/similarity.html`` and ``OUT/similarity.csv``.
 
 ``write_similarity(out, submissions, slugs)`` compares, exercise by exercise, the files of
-every pair of submissions (``grader/similarity.py``: the stub's text and what many
-submissions share are ignored) and writes:
+every pair of submissions (``compare.py``: the stub's text and what many submissions
+share are ignored) and writes:
 
 - ``similarity.html``: one self-contained page (inline CSS, no script, no network): per
   exercise the pairs ranked by score (at most ``TOP_PAIRS``), each with both files side by
@@ -12,7 +12,7 @@ submissions share are ignored) and writes:
 - ``similarity.csv``: every pair reported (``exercise,a,b,score,share_a,share_b,
   matched_tokens,regions``; scores in percent), through ``csv_cells.write_csv``.
 
-Both list the pairs scoring at least ``similarity.REPORT_MIN``. A percentage is rounded, but
+Both list the pairs scoring at least ``compare.REPORT_MIN``. A percentage is rounded, but
 never up to 100: 100% means the two files' code is the same once identifiers are made alike.
 
 A high score says two files share long runs of code beyond the skeleton: a reason to look,
@@ -32,17 +32,19 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from grader import catalog, numbers, similarity
+from grader import catalog, numbers
 from grader.files import atomic_write_text, make_dir
 from grader.inert import inert
+from grader.report.csv_cells import write_csv
 
-from .csv_cells import write_csv
+from . import compare
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+# similarity.html.j2 lives with the reports' templates: it includes their _style.css.j2
+TEMPLATES = Path(__file__).resolve().parent.parent / "report" / "templates"
 PAGE = "similarity.html"
 CSV = "similarity.csv"
 TOP_PAIRS = 25      # pairs shown per exercise on the page (the CSV has them all)
-PAGE_MIN = similarity.REPORT_MIN  # lowest score shown on the page: the CSV's
+PAGE_MIN = compare.REPORT_MIN  # lowest score shown on the page: the CSV's
 SHOW_CHARS = 40_000  # characters of one file shown side by side (the rest is cut)
 COLOURS = 6
 DIFFERS = Markup('<span class="differs" title="this line is not in the other file">{}</span>')
@@ -59,7 +61,7 @@ class ExerciseCheck:
     slug: str
     title: str
     submitted: int
-    pairs: list[similarity.Pair]
+    pairs: list[compare.Pair]
     sources: dict[str, str]
 
 
@@ -85,7 +87,7 @@ def check_class(submissions: Iterable[Any], slugs: Sequence[str]) -> list[Exerci
             title = catalog.get(slug).title
         except KeyError:
             title = slug
-        pairs = similarity.find_pairs(sources, _stub(slug), min_score=PAGE_MIN)
+        pairs = compare.find_pairs(sources, _stub(slug), min_score=PAGE_MIN)
         checks.append(ExerciseCheck(slug, title, len(sources), pairs, sources))
     return checks
 
@@ -150,7 +152,7 @@ def _href(submission_id: str) -> str:
     return urllib.parse.quote(submission_id, safe="") + "/index.html"
 
 
-def _pair_view(check: ExerciseCheck, pair: similarity.Pair, rank: int) -> dict[str, Any]:
+def _pair_view(check: ExerciseCheck, pair: compare.Pair, rank: int) -> dict[str, Any]:
     regions = pair.regions
     a_src, b_src = check.sources[pair.a], check.sources[pair.b]
     a_spans = sorted((start, end, n + 1) for n, r in enumerate(regions)
@@ -177,8 +179,8 @@ def render_similarity(checks: list[ExerciseCheck], *, title: str, generated: str
             "found": len(check.pairs), "hidden": len(check.pairs) - len(shown),
             "pairs": [_pair_view(check, p, n + 1) for n, p in enumerate(shown)]})
     return _ENV.get_template("similarity.html.j2").render(
-        title=title, generated=generated, exercises=exercises, k=similarity.K,
-        guarantee=similarity.K + similarity.WINDOW - 1, page_min=round(100 * PAGE_MIN),
+        title=title, generated=generated, exercises=exercises, k=compare.K,
+        guarantee=compare.K + compare.WINDOW - 1, page_min=round(100 * PAGE_MIN),
         top=TOP_PAIRS, csv=CSV)
 
 
