@@ -32,9 +32,9 @@ import numpy as np
 import pytest
 
 from grader import catalog
-from grader.engine import rules
-from grader.engine.check import Check
 from grader.engine.plugin import load_reference
+from grader.judge import rules
+from grader.judge.check import Check
 from grader.sandbox import faults
 from grader.sandbox.harness import protocol, recipes
 from grader.suite import mistakes_in

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog, late, rubric
-from grader.engine.feedback import LEVELS
 from grader.engine.policy import Policy
+from grader.feedback.levels import LEVELS
 
 KEYS = {"title", "exercises", "due", "feedback", "limits", "points", "rubric", "late"}
 LIMIT_KEYS = {"call_seconds", "submission_seconds"}

@@ -1,5 +1,5 @@
 """The kinds of failure: one vocabulary, read by the suites' declarations (``@graded(hint_for=...)``
-in ``grader/suite.py``), the engine's hints and verdicts (``engine/hints.py``, whose
+in ``grader/suite.py``), the engine's hints and verdicts (``feedback/hints.py``, whose
 ``hints.toml`` tables are keyed by the kinds' values) and the reports (``LABELS``).
 
 A leaf: it imports nothing of the grader, so a suite may import it."""
@@ -84,7 +84,7 @@ DESCRIPTIONS: dict[FailureKind, str] = {
     FailureKind.LAYOUT: "a model whose layers are not the documented ones (its weights do not "
                         "load)",
     FailureKind.UNCONFIRMED: "right on this test's inputs, but not on the hidden inputs where "
-                             "a parameter takes other values (engine/confirm.py)",
+                             "a parameter takes other values (judge/confirm.py)",
     FailureKind.MODIFIED: "the call changed its arguments in place",
 }
 

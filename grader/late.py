@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import MarkKind, SubmissionResult
+from grader.results import MarkKind, SubmissionResult
 
 KEYS = ("grace", "per_day", "per_hour", "floor", "cutoff", "extensions")
 UNITS = {"day": dt.timedelta(days=1), "hour": dt.timedelta(hours=1)}

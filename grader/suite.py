@@ -20,10 +20,10 @@ tests worth 0 points, declared with ``@source_rule(hint, statement=..., forbid=.
 builders that are deterministic and slow (ViT-sized arrays) can be decorated with
 ``@cached_input``: built once per grading process, each call gets its own copy.
 
-A leaf: it never imports the grading engine (``grader/engine/``), which reads what it
-declares. ``reference`` and ``built`` need nothing of the engine: the engine uses them too
-(``engine/plugin.load_reference``, ``engine/check.built``), so a reference module or a built
-recipe is the same object wherever it is asked for.
+A leaf: it never imports the grading engine (``grader/engine/``, ``grader/judge/``), which
+reads what it declares. ``reference`` and ``built`` need nothing of the engine: the engine
+uses them too (the plugin's references, ``judge/check.built``), so a reference module or a
+built recipe is the same object wherever it is asked for.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from grader.sandbox.harness import recipes
 from grader.sandbox.harness.protocol import ProtocolError, Recipe, encode_message, map_leaves
 
 if TYPE_CHECKING:
-    from grader.engine.compare import Comparison
+    from grader.judge.compare import Comparison
 
 __all__ = ["graded", "mistake", "KnownMistake", "region", "Region", "probes", "Probes",
            "Recipe", "built", "GradeFailure", "source_rule", "cached_input"]
@@ -127,7 +127,7 @@ class GradeFailure(AssertionError):
 class SourceRule:
     """``name``: the rule's id; ``statement``: what it asks, one sentence (shown when broken);
     ``functions``: the functions it is about (while they are all stubs, the rule is "not
-    implemented yet", not passed). ``engine/rules.py`` enforces it."""
+    implemented yet", not passed). ``judge/rules.py`` enforces it."""
 
     name: str
     statement: str
@@ -279,7 +279,7 @@ def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
     A rule earns no points, ever: a reader of the source can be fooled (``getattr(np, "f" +
     "ft")``), so keeping a rule proves nothing, and points come only from computed results.
     A broken rule is a failed test with its message (the run is not all-passed), a guard
-    against accidents, not cheating; say so in the statement. See ``grader/engine/rules.py``.
+    against accidents, not cheating; say so in the statement. See ``grader/judge/rules.py``.
     """
 
     def deco(fn: Callable[..., Any]) -> Any:

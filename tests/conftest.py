@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.engine.results import ExerciseResult, TestResult
 from grader.engine.runner import grade
+from grader.results import ExerciseResult, TestResult
 
 # a figure that cannot be drawn fails the test (in this process and the grade commands it starts)
 os.environ.setdefault("GRADER_STRICT_FIGURES", "1")

@@ -13,7 +13,7 @@ from conftest import csv_rows
 
 from grader import catalog
 from grader.bulk import adjust
-from grader.engine.results import SubmissionResult, from_dict
+from grader.results import SubmissionResult, from_dict
 
 GRADE = str(Path(sys.executable).with_name("grade"))
 SLUG = "grid_local_mask"

@@ -14,7 +14,7 @@ from test_report_visuals import MANHATTAN
 
 from grader import catalog
 from grader.engine.runner import grade
-from grader.report.html import write_report
+from grader.report.submission_html import write_report
 
 pytestmark = pytest.mark.skipif(chromium.binary() is None,
                                 reason="chromium is not installed (apt-get install chromium; "

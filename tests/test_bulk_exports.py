@@ -21,10 +21,10 @@ from conftest import declared
 from markupsafe import escape
 
 from grader import catalog, numbers
-from grader.engine.results import from_dict
 from grader.engine.runner import grade
 from grader.report import class_html as class_report
 from grader.report import gradebooks, gradescope, junit
+from grader.results import from_dict
 
 GRID, SHAPE = "grid_local_mask", "shape_bias"
 EXERCISES = [GRID, SHAPE]
@@ -322,7 +322,7 @@ def test_class_report_content(graded, page):
 def test_class_report_knows_the_class(graded):
     """Names, students without a submission, a late column, adjustments beside the computed
     score, every file written and other pages in the footer, scores with two decimals."""
-    from grader.engine.results import MarkKind
+    from grader.results import MarkKind
 
     models = copy.deepcopy(graded["models"])
     carol = next(m for m in models if m.submission == "s10-carol")

@@ -10,7 +10,7 @@ import pytest
 
 from grader import catalog, files
 from grader.bulk import pipeline
-from grader.engine import expected
+from grader.judge import expected
 
 SLUG = "grid_local_mask"
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from grader.engine.compare import compare
+from grader.judge.compare import compare
 
 
 def test_tuples_of_arrays_are_compared_item_by_item():

@@ -148,7 +148,7 @@ def test_output_is_captured_and_capped(grade_src):
 
 
 def test_not_submitted_and_results_json_schema(tmp_path):
-    from grader.report.html import write_report
+    from grader.report.submission_html import write_report
 
     good = tmp_path / "grid_local_mask.py"
     good.write_text(GOOD)
@@ -172,7 +172,6 @@ def test_not_submitted_exercises_list_every_test_without_running_their_suites(tm
                                                                               monkeypatch):
     from grader import catalog
     from grader.engine import runner
-
     files = {"grid_local_mask": None,
              "attention_rollout": catalog.get("attention_rollout").solution}
     first = grade(files, submission="a")

@@ -1,4 +1,4 @@
-"""A known mistake is named only where every piece of evidence agrees (``engine/evidence.py``),
+"""A known mistake is named only where every piece of evidence agrees (``judge/evidence.py``),
 through the real grader: wrong files nobody declared, whose result matches a mistake on one
 test's inputs but not on the others', or whose fault lies in a helper they call."""
 
@@ -13,7 +13,7 @@ def test_a_mistake_a_passed_test_refutes_is_not_named(grade_src):
     """A window of radius // 2: at radius 1 and 2 it equals "the window's edge left out"
     (radius - 1), but radius_0 passes, which that mistake fails. No test names it; what was
     measured is said (where the wrong values lie). (radius_0's points are not counted: the
-    window is right at no other radius, engine/confirm.py.)"""
+    window is right at no other radius, judge/confirm.py.)"""
     src = edit_source(reference_source(GRID),
                       ("<= radius  # (H_p, H_p)", "<= radius // 2  # (H_p, H_p)"),
                       ("<= radius  # (W_p, W_p)", "<= radius // 2  # (W_p, W_p)"))

@@ -17,7 +17,7 @@ def test_the_half_free_prefix_names_no_border_cause(grade_src):
     the mistake; nothing speaks of edges or borders."""
     src = declared(SLUG, "prefix_column_blocked")
     tests = grade_src(SLUG, src).tests
-    # right only without prefix tokens: those tests are not counted (engine/confirm.py)
+    # right only without prefix tokens: those tests are not counted (judge/confirm.py)
     assert [t.name for t in tests if t.kind == "unconfirmed"] == ["no_prefix",
                                                                 "invalid_arguments_raise"]
     failed = [t for t in tests if not t.passed and t.kind != "unconfirmed"]

@@ -14,9 +14,9 @@ import pytest
 from conftest import by_name, declared, edit_source, reference_source, reference_variant
 
 from grader import catalog
-from grader.engine import hints
-from grader.engine.compare import compare
 from grader.failure_kinds import LABELS, FailureKind
+from grader.feedback import hints
+from grader.judge.compare import compare
 from grader.suite import graded
 
 GRID = "grid_local_mask"
@@ -124,7 +124,7 @@ def test_kinds_of_grid_failures(grade_src):
     not_raised = tests["invalid_arguments_raise"]
     assert not_raised.kind == "not_raised" and "raise ValueError" in not_raised.kind_hint
     # right on the large grid alone, wrong on every other value of each parameter: its
-    # points are not counted (engine/confirm.py)
+    # points are not counted (judge/confirm.py)
     assert tests["large_grid"].kind == "unconfirmed" and tests["large_grid"].score == 0
 
 

@@ -28,8 +28,8 @@ import pytest
 from grader import catalog
 from grader.authoring import variants
 from grader.authoring.variants import Variant
-from grader.engine import hints
-from grader.engine.results import TestResult
+from grader.feedback import hints
+from grader.results import TestResult
 
 # The uncatalogued variants of every exercise, declared in solutions/<slug>.variants.toml
 CORPUS: dict[str, tuple[Variant, ...]] = {slug: variants.load(slug).uncatalogued
@@ -178,7 +178,7 @@ def test_feedback_names_no_cause_the_variant_does_not_have(graded, slug, name):
             t.name, t.mistake)
         # the test's own hint: only where the failure is of a kind it is about, and only
         # where no other test of its functions failed; else, once, the pointer to `grade
-        # hint` (engine/hints.py)
+        # hint` (feedback/hints.py)
         marker = markers[t.name]
         hint_for = set(marker["hint_for"])
         kinds = _kinds(t)

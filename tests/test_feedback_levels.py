@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 from spy_sources import wrapping
 
 from grader import catalog
-from grader.engine import feedback
-from grader.engine.check import GradeFailure
-from grader.engine.compare import Comparison
-from grader.engine.observer import Observer
 from grader.engine.policy import Policy
-from grader.engine.results import TestResult
 from grader.engine.runner import grade
+from grader.feedback import levels as feedback
+from grader.judge.check import GradeFailure
+from grader.judge.compare import Comparison
+from grader.judge.observer import Observer
 from grader.report import class_html, gradescope, junit, terminal
-from grader.report.html import write_report
+from grader.report.submission_html import write_report
+from grader.results import TestResult
 from grader.sandbox import faults, isolation
 from grader.suite import KnownMistake
 

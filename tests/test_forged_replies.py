@@ -446,8 +446,8 @@ def test_an_error_while_the_grader_explains_a_value_is_the_learners_failed_test(
     """Whatever fails while a wrong value is compared, explained (hints) or drawn (figures),
     the test is the learner's failure "the grader could not interpret the returned value:
     ...", never a grader error; the session grades the reference next with full marks."""
-    from grader.engine import check, figures, hints
-
+    from grader.feedback import hints
+    from grader.judge import check, figures
     def broken(*args, **kwargs):
         raise TypeError('data type "[(\'a\', \'<f8\')]" not understood')
 

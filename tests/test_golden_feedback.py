@@ -125,8 +125,8 @@ def test_normalise_hides_only_the_durations():
 def _printed(tests: list, width: int = 60, slug: str = GRID, verbosity: int = 1) -> str:
     import io
 
-    from grader.engine.results import ExerciseResult, SubmissionResult
     from grader.report.terminal import Printer
+    from grader.results import ExerciseResult, SubmissionResult
 
     stream = io.StringIO()
     printer = Printer(stream=stream, verbosity=verbosity, width=width)
@@ -140,7 +140,7 @@ def _printed(tests: list, width: int = 60, slug: str = GRID, verbosity: int = 1)
 
 
 def _failed(name: str, **kw):
-    from grader.engine.results import TestResult
+    from grader.results import TestResult
 
     return TestResult(name=name, status=kw.pop("status", "failed"), score=0.0, max_score=1.0,
                       **{"message": "wrong values", **kw})

@@ -13,8 +13,8 @@ from grader.bulk import runner as bulk
 from grader.bulk.layouts import Submission
 from grader.bulk.serve import MAX_DEATHS
 from grader.engine import runner
-from grader.engine.results import SubmissionResult
 from grader.engine.runner import Job, grade, grade_each
+from grader.results import SubmissionResult
 
 SLUGS = ["grid_local_mask", "attention_rollout", "compute_frontier"]
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader.bulk import layouts
-from grader.engine import rules
+from grader.judge import rules
 from grader.notebook import bounded, lines
 from grader.notebook.extract import NotebookError, from_notebook
 from grader.sandbox import faults

@@ -1,4 +1,4 @@
-"""Points no shortcut earns, and contracts every call checks (``engine/confirm.py``, the
+"""Points no shortcut earns, and contracts every call checks (``judge/confirm.py``, the
 worker's argument check, the result's type).
 
 The gate is table-tested on its own, then proven through the real grader: a file that
@@ -21,8 +21,9 @@ from conftest import by_name, edit_source, grade_source, reference_source
 from grader import catalog
 from grader.authoring import calls as recorded_calls
 from grader.authoring import shortcuts
-from grader.engine import confirm, feedback
-from grader.engine.confirm import Counted
+from grader.feedback import levels as feedback
+from grader.judge import confirm
+from grader.judge.confirm import Counted
 
 # -- the gate, as a table -----------------------------------------------------------------
 
@@ -90,7 +91,7 @@ def test_trivial_answers(value, trivial):
 
 
 def test_the_graded_sentence_names_only_grader_words():
-    from grader.engine.results import TestResult, TestStatus
+    from grader.results import TestResult, TestStatus
 
     passed = TestResult(name="t", status=TestStatus.PASSED, score=2.0, max_score=2.0,
                         output="learner text", visibility="hidden")
@@ -192,7 +193,7 @@ def test_slip_names_are_the_checks_names():
 
 
 def _failed(kind: str, message: str, kind_hint: str = "", **kw):
-    from grader.engine.results import TestResult
+    from grader.results import TestResult
 
     return TestResult(name="t", status=kw.pop("status", "failed"), score=0.0, max_score=1.0,
                       message=message, kind=kind, kind_hint=kind_hint, **kw)
@@ -216,7 +217,7 @@ def _failed(kind: str, message: str, kind_hint: str = "", **kw):
 def test_advice_preconditions_table(test, broken):
     """``advice.broken``: each piece of advice against its stated condition."""
     from grader.authoring import advice
-    from grader.engine.results import ExerciseResult
+    from grader.results import ExerciseResult
 
     result = ExerciseResult(exercise="x", title="x", tests=[test], status="failed")
     assert bool(list(advice.broken(result))) is broken
@@ -229,7 +230,6 @@ def test_a_timed_calls_second_run_counts_for_nothing(tmp_path):
     ``fit_shared_kernel`` of 5,000 rows: the second run happens, and the test's calls are those
     of a learner whose first run was fast."""
     from grader.engine import runner
-
     slug = "inductive_bias_toy"
     head = "def fit_shared_kernel(X: np.ndarray, Y: np.ndarray, k: int = 3) -> np.ndarray:\n"
     source = reference_source(slug).replace(
@@ -252,8 +252,7 @@ def test_a_table_listing_other_calls_than_the_suites_is_reported(tmp_path, monke
     (recorded on the reference): a table recorded with one call more or less in a test (a
     timed call's second run once was) gates the wrong calls, and is reported, not trusted."""
     from grader.authoring import graded
-    from grader.engine import confirm
-
+    from grader.judge import confirm
     slug = "grid_local_mask"
     recorded = recorded_calls.record([slug])[slug]
     assert list(graded.table_problems(slug, recorded)) == []

@@ -16,8 +16,8 @@ from grader import assignment, late, numbers
 from grader.bulk.adjust import student_keys
 from grader.bulk.layouts import discover
 from grader.bulk.moodle_layout import member_time, submission_times
-from grader.engine.results import ExerciseResult, MarkKind, SubmissionResult, TestResult
 from grader.report import marks
+from grader.results import ExerciseResult, MarkKind, SubmissionResult, TestResult
 
 UTC = dt.UTC
 DUE = dt.datetime(2026, 12, 15, 23, 59, tzinfo=UTC)

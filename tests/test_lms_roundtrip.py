@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from grader import numbers
-from grader.engine.results import ExerciseResult, SubmissionResult, TestResult
 from grader.report import gradebooks, gradescope, moodle_worksheet
 from grader.report.gradebooks import Person
+from grader.results import ExerciseResult, SubmissionResult, TestResult
 
 SLUG = "grid_local_mask"
 

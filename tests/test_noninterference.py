@@ -184,8 +184,7 @@ import os
 
 import numpy as np
 
-from grader.engine import check as _check
-
+from grader.judge import check as _check
 _HIDDEN = [False]
 # hidden tests that compare with a literal of the suite, not with the reference's value: their
 # inputs and that literal go together, so they keep their inputs

@@ -17,9 +17,9 @@ from conftest import by_name, edit_source, reference_source
 
 from grader import catalog
 from grader.engine import verdict
-from grader.engine.check import Check, unrelated_exceptions
-from grader.engine.results import ExerciseResult
 from grader.engine.runner import grade
+from grader.judge.check import Check, unrelated_exceptions
+from grader.results import ExerciseResult
 from grader.sandbox import faults
 
 # One exception class that every "except" would take.

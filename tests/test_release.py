@@ -17,8 +17,8 @@ import pytest
 from conftest import edit_source
 
 from grader import catalog
-from grader.engine.observer import Observer
 from grader.engine.runner import grade
+from grader.judge.observer import Observer
 
 GRADE = str(Path(sys.executable).with_name("grade"))
 EXERCISES = ["grid_local_mask", "shift_equivariance"]

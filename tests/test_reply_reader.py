@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.engine.check import Check, GradeFailure
+from grader.judge.check import Check, GradeFailure
 from grader.sandbox import faults, reply
 from grader.sandbox.harness import protocol
 

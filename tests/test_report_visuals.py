@@ -14,9 +14,9 @@ import pytest
 from conftest import by_name, declared, edit_source, reference_source
 
 from grader import catalog
-from grader.engine.results import SubmissionResult
 from grader.engine.runner import grade
-from grader.report.html import render, write_report
+from grader.report.submission_html import render, write_report
+from grader.results import SubmissionResult
 
 GRID, ROLLOUT, CONV = "grid_local_mask", "attention_rollout", "conv_via_attention"
 MANHATTAN = declared(GRID, "manhattan_window")
@@ -121,7 +121,7 @@ def test_three_d_results_show_the_worst_slice_and_one_d_a_line(grade_src):
 
 
 def _one(test, slug) -> SubmissionResult:
-    from grader.engine.results import ExerciseResult
+    from grader.results import ExerciseResult
 
     return SubmissionResult("x", "cpu", [ExerciseResult(slug, slug, "failed", [test])])
 
@@ -268,8 +268,8 @@ def test_a_figure_that_cannot_be_drawn_is_a_caption_and_a_line_or_a_failure(
     under GRADER_STRICT_FIGURES=1 (the tests' setting) it fails."""
     import logging
 
-    from grader.engine.results import ExerciseResult, TestResult
     from grader.report import svg
+    from grader.results import ExerciseResult, TestResult
 
     monkeypatch.delenv(svg.STRICT_ENV, raising=False)
     with caplog.at_level(logging.WARNING, logger=svg.__name__):
@@ -296,3 +296,21 @@ def test_a_figure_of_an_unknown_kind_is_left_out_silently(monkeypatch, caplog):
     monkeypatch.setenv(svg.STRICT_ENV, "1")
     assert svg.render({"type": "violin", "values": [1, 2]}) == ""
     assert svg.render({"kind": "heatmap"}) == "" and not caplog.records
+
+
+def test_a_heatmap_with_non_finite_values_is_drawn(grade_src):
+    """NaN and infinities travel as "nan"/"inf" in a figure's payload (JSON has none): they
+    are drawn in the non-finite colour, and the figure is there (it vanished before the
+    strict mode of the tests found it)."""
+    from grader.report import svg
+
+    source = reference_source("attention_rollout").replace(
+        "return R[0, n_prefix:].reshape(H_p, W_p)",
+        "out = R[0, n_prefix:].reshape(H_p, W_p).copy()\n"
+        "    out[0, 0], out[-1, -1] = np.nan, np.inf\n    return out", 1)
+    result = grade_src("attention_rollout", source)
+    figures = [f for t in result.tests for f in t.figures if f.get("type") == "heatmap"]
+    assert figures and any("nan" in json.dumps(f) or "inf" in json.dumps(f) for f in figures)
+    drawn = [svg.render(f) for f in figures]
+    assert all(d.startswith("<svg") for d in drawn)
+    assert any(svg.NONFINITE in d for d in drawn)

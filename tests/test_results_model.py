@@ -8,15 +8,15 @@ import json
 import pytest
 from conftest import reference_variant
 
-from grader.engine import results
-from grader.engine.results import (
+from grader import results
+from grader.engine.runner import grade
+from grader.results import (
     ExerciseResult,
     ExerciseStatus,
     SubmissionResult,
     TestResult,
     TestStatus,
 )
-from grader.engine.runner import grade
 
 
 def _every_status() -> SubmissionResult:

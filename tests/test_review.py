@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from grader import assignment
 from grader.bulk import manifest as mf
-from grader.engine.results import (
+from grader.results import (
     ExerciseResult,
     ExerciseStatus,
     MarkKind,

@@ -212,8 +212,7 @@ def test_workers_of_one_fork_server_reach_nothing_through_its_network_namespace(
 @pytest.mark.skipif(isolation.probe().level != "strict", reason="the disk cache needs strict")
 def test_expected_values_are_cached_on_disk_and_a_bad_entry_is_recomputed(tmp_path,
                                                                          monkeypatch):
-    from grader.engine import expected
-
+    from grader.judge import expected
     monkeypatch.chdir(tmp_path)
     shutil.copy(catalog.get(SLUG).solution, tmp_path / f"{SLUG}.py")
     expected._MEMORY.clear()  # earlier tests of this process computed them in memory

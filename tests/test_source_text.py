@@ -17,7 +17,7 @@ import pytest
 from cli_driver import invoke
 
 from grader import catalog
-from grader.engine import rules
+from grader.judge import rules
 from grader.sandbox.harness import worker
 from grader.sandbox.harness.source_text import NotSourceText, source_text, text_problem
 

@@ -1,12 +1,12 @@
-"""What the hidden suites' helpers promise (``grader.suite``, ``grader.engine.check``)."""
+"""What the hidden suites' helpers promise (``grader.suite``, ``grader.judge.check``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from grader.engine import expected
-from grader.engine.check import Check
+from grader.judge import expected
+from grader.judge.check import Check
 from grader.sandbox.harness import recipes
 from grader.suite import Recipe, cached_input
 

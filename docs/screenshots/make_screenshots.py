@@ -19,7 +19,7 @@ import chromium  # noqa: E402  (tests/chromium.py)
 from grader import catalog  # noqa: E402
 from grader.authoring import golden, variants  # noqa: E402
 from grader.engine.runner import grade  # noqa: E402
-from grader.report.html import write_report  # noqa: E402
+from grader.report.submission_html import write_report  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 

@@ -1,7 +1,7 @@
 """Advice only under its stated conditions, checked mechanically on a graded result.
 
 Every piece of advice the engine gives has a precondition it is meant to have checked from
-the evidence (``engine/hints.py``, ``engine/confirm.py``). This
+the evidence (``feedback/hints.py``, ``judge/confirm.py``). This
 module reads a graded exercise's results and says, for each piece of advice shown, whether
 its precondition holds there, from what the result itself records (its message, kind,
 diagnostics and the other tests' statuses). ``grade pack check --grade`` runs it on every file
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from grader.engine.hints import CLOSE_TIMES
-from grader.engine.results import ExerciseResult, TestResult
+from grader.feedback.hints import CLOSE_TIMES
+from grader.results import ExerciseResult, TestResult
 
 RULE = "advice-preconditions"
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from grader import catalog
-from grader.engine import confirm
-from grader.engine.observer import Observer
+from grader.judge import confirm
+from grader.judge.observer import Observer
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,8 @@ def _places(slug: str, calls: list[Call]
             ) -> tuple[list[confirm.Place], list[dict[str, Any]], list[tuple[bool, Any]]]:
     """Each counted call of ``calls`` as a ``confirm.Place`` (its value classes), with its
     arguments by name and the reference's answer (``raised``, answer): no evaluation."""
-    from grader.engine import expected as expected_values
     from grader.engine.plugin import load_reference
+    from grader.judge import expected as expected_values
 
     reference = load_reference(slug)
     places: list[confirm.Place] = []
@@ -121,9 +121,9 @@ def table(slug: str, calls: list[Call]) -> confirm.Table:
     call's place and value classes, and per value the hidden calls it changes (the reference
     run with that value, up to ``CHANGING`` found; a call the reference refuses, or whose
     answer is trivial, never counts)."""
-    from grader.engine.check import _run_here
-    from grader.engine.compare import compare
     from grader.engine.plugin import load_reference
+    from grader.judge.check import _run_here
+    from grader.judge.compare import compare
 
     reference, ex = load_reference(slug), catalog.get(slug)
     places, values, answers = _places(slug, calls)

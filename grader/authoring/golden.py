@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.authoring import variants
-from grader.engine.results import ExerciseResult, SubmissionResult
+from grader.results import ExerciseResult, SubmissionResult
 
 RULE = "golden-output"
 WIDTH = 100

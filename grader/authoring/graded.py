@@ -10,35 +10,22 @@ exercise that has one.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from grader import catalog
 from grader.authoring import advice, calls, golden, mutants, shortcuts, trivial, variants
 from grader.authoring.check import Problem
-from grader.engine import confirm
-from grader.engine.results import ExerciseResult, SubmissionResult, from_dict
+from grader.authoring.judged import Graded, no_grader_error
+from grader.judge import confirm
+from grader.results import ExerciseResult, SubmissionResult, from_dict
 
 GRADED_RULES = ("reference-full-marks", "no-grader-error", "base-full-marks",
                 "mistake-named", "variant-no-cause", "trivial-scores-nothing",
                 "mistakes-separated", "golden-output", "shortcut-scores-nothing",
                 "advice-preconditions", "confirm-table",
                 "mutants-killed", "mutants-no-false-cause")
-
-
-@dataclass(frozen=True)
-class Graded:
-    """One file graded for the checker, and the rule that judges its result."""
-
-    slug: str
-    label: str
-    source: str
-    path: Path                                   # the file a problem points at
-    judge: Callable[[ExerciseResult], Iterator[tuple[str, str, str]]]   # (what, fix, rule)
-    variant: variants.Variant | None = None      # the declared variant it is, if one
-    golden: bool = False                         # its output is the exercise's golden one
 
 
 def _full_marks(rule: str, what: str, fix: str, unimplemented: tuple[str, ...] = ()):
@@ -50,16 +37,9 @@ def _full_marks(rule: str, what: str, fix: str, unimplemented: tuple[str, ...] =
     return judge
 
 
-def _no_grader_error(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-    for t in result.tests:
-        if t.status == "error" and "grader error" in t.message:
-            yield (f"{t.name}: {t.message}", "a learner's value must never defeat the suite: "
-                   "check its type and shape before using it", "no-grader-error")
-
-
 def _named(v: variants.Variant):
     def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-        yield from _no_grader_error(result)
+        yield from no_grader_error(result)
         tests = {t.name: t for t in result.tests}
         for test, mistake in v.named.items():
             t = tests.get(test)
@@ -82,7 +62,7 @@ def _named(v: variants.Variant):
 
 def _uncatalogued(v: variants.Variant):
     def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-        yield from _no_grader_error(result)
+        yield from no_grader_error(result)
         tests = {t.name: t for t in result.tests}
         for t in result.tests:
             if t.mistake:
@@ -104,7 +84,7 @@ def _earns_nothing(what: str, fix: str, rule: str, format_only: set[str],
     """A file that must score nothing (``what`` it is), on ``tests`` (None: every test) but
     the entry's ``format_only``."""
     def judge(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-        yield from _no_grader_error(result)
+        yield from no_grader_error(result)
         for t in result.tests:
             if t.score > 0 and t.name not in format_only and (tests is None or t.name in tests):
                 yield f"{what} earns {t.score:g} point(s) on {t.name}", fix, rule
@@ -147,7 +127,7 @@ def files_to_grade(slugs: list[str], recorded: dict[str, list[calls.Call]] | Non
         reference = ex.solution.read_text()
         found = [Graded(slug, "reference", reference, ex.solution, _full_marks(
                      "reference-full-marks", "the reference", "fix the reference or the test")),
-                 Graded(slug, "stub", ex.stub.read_text(), ex.stub, _no_grader_error)]
+                 Graded(slug, "stub", ex.stub.read_text(), ex.stub, no_grader_error)]
         try:
             declared = variants.load(slug)
         except variants.EditError:

@@ -73,12 +73,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import catalog
+from grader.authoring.judged import Graded, no_grader_error
 from grader.sandbox.treewatch import cpu_seconds
 
 if TYPE_CHECKING:
     from grader.authoring.calls import Call
-    from grader.authoring.graded import Graded
-    from grader.engine.results import ExerciseResult
+    from grader.results import ExerciseResult
 
 DEFAULT_SAMPLE = 4  # mutants per exercise without --mutants (pack.py's help says it too)
 SEED = 0
@@ -376,8 +376,8 @@ class Session:
 def record_sessions(slugs: list[str]) -> dict[str, list[Session]]:
     """Grade each exercise's reference, keeping every request of each test (for a class:
     ``calls.record`` keeps its method calls but not the objects they are made on)."""
-    from grader.engine.observer import Observer
     from grader.engine.runner import grade_references
+    from grader.judge.observer import Observer
 
     class Watch(Observer):
         def __init__(self) -> None:
@@ -436,7 +436,7 @@ class Inputs:
         a fresh copy each time."""
         import numpy as np
 
-        from grader.engine import check
+        from grader.judge import check
         from grader.sandbox.harness import protocol
 
         c = self.calls[i]
@@ -476,7 +476,7 @@ def _run(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 def _difference(actual: Any, expected: Any, rtol: float, atol: float) -> str:
     """How ``actual`` differs from ``expected`` ("" when it does not): ``compare`` at the
     exercise's tolerances; raising on both sides is equal."""
-    from grader.engine.compare import compare
+    from grader.judge.compare import compare
 
     if isinstance(actual, _Raised) or isinstance(expected, _Raised):
         if isinstance(actual, _Raised) and isinstance(expected, _Raised):
@@ -543,7 +543,7 @@ class _Child:
         for itself: only whether it was built counts), torch and numpy seeded first."""
         import numpy as np
 
-        from grader.engine import check
+        from grader.judge import check
         from grader.sandbox.harness import protocol
 
         objects: dict[int, Any] = {}
@@ -797,7 +797,6 @@ def sample(mutants: list[Mutant], size: int | None, allow: dict[str, str], repla
 
 def _judge(m: Mutant, differs: str, allow: dict[str, str], replay: Replayer,
            outcome: Outcome, notes: list[str]):
-    from grader.authoring.graded import _no_grader_error
 
     listed = allow_path(m.slug).name
 
@@ -808,7 +807,7 @@ def _judge(m: Mutant, differs: str, allow: dict[str, str], replay: Replayer,
             replay.close()  # the exercise's last mutant: its child is done
 
     def _judged(result: ExerciseResult) -> Iterator[tuple[str, str, str]]:
-        yield from _no_grader_error(result)
+        yield from no_grader_error(result)
         while notes:  # the allow-list's own problems, said once (with the first mutant)
             yield notes.pop(0), f"fix {listed}", "mutants-killed"
         if any(t.score < t.max_score for t in result.tests):
@@ -843,7 +842,6 @@ def as_graded(m: Mutant, where: str, replay: Replayer, outcome: Outcome,
     """Mutant ``m`` as a file to grade, judged by both rules (``where``: how it differs from
     the reference, for a survivor's problem; ``notes``: the allow-list's own problems, said
     by the first of the exercise's mutants judged)."""
-    from grader.authoring.graded import Graded
 
     return Graded(m.slug, f"mutant {m.id}", m.source, catalog.get(m.slug).solution,
                   _judge(m, where, allow or {}, replay, outcome, [] if notes is None else notes))

@@ -23,9 +23,9 @@ import numpy as np
 
 from grader import catalog
 from grader.authoring.check import Problem, _line_of
-from grader.engine.check import _run_here
-from grader.engine.compare import compare
 from grader.engine.plugin import load_reference
+from grader.judge.check import _run_here
+from grader.judge.compare import compare
 from grader.suite import Probes, mistakes_in
 
 RULE = "mistakes-separated"

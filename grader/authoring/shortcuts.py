@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from grader.authoring.calls import Call
-from grader.engine import confirm
+from grader.judge import confirm
 
 MAX_FROZEN_VALUES = 100_000  # numbers in a frozen value the generated file holds
 
@@ -75,7 +75,7 @@ exec(DIGEST_SOURCE, _NAMESPACE)  # noqa: S102 - the grader's own code, shared wi
 
 def digest(args: tuple, kwargs: dict) -> str:
     """The digest the generated file computes of the call ``(args, kwargs)`` in the worker."""
-    from grader.engine.check import _built_leaf
+    from grader.judge.check import _built_leaf
     from grader.sandbox.harness import protocol
 
     built = protocol.map_leaves((list(args), dict(kwargs)), _built_leaf)

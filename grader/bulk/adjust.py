@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import MarkKind, SubmissionResult
+from grader.results import MarkKind, SubmissionResult
 
 _FIELDS = ("student", "points", "total", "comment")
 

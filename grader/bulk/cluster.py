@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.engine.results import from_dict
+from grader.results import from_dict
 
 from .messages import Answer, JobMessage, Settings, failure
 from .serve import MAX_DEATHS

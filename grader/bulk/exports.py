@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.engine.results import SubmissionResult, from_dict
 from grader.files import atomic_write_text, sync_tree
+from grader.results import SubmissionResult, from_dict
 
 from . import manifest as mf
 from .adjust import AdjustError, Line, read_adjustments, resolve, student_keys
@@ -157,7 +157,7 @@ def _review(out: Path, results: list[SubmissionResult], task) -> list[str]:
 def _write(out: Path, m: mf.ClassManifest, done: Exported, klass, roster, persons: list,
            late: list[str], only: Iterable[str] | None) -> None:
     from grader.report import class_html, gradebooks, gradescope, junit
-    from grader.report.html import write_html
+    from grader.report.submission_html import write_html
 
     # a student's page is written at grading time without marks: written again where it
     # shows marks now or did when last exported (.class/marked.json), and for ``only``

@@ -27,11 +27,11 @@ from typing import Protocol
 
 from grader import catalog, late, numbers
 from grader.assignment import Assignment
-from grader.engine import expected
 from grader.engine.policy import Policy
-from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_bytes, defer_sync, make_dir
+from grader.judge import expected
 from grader.report import gradebooks
+from grader.results import SubmissionResult
 from grader.sandbox import readable
 from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 

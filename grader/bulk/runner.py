@@ -31,10 +31,10 @@ from typing import Any
 
 from grader import catalog
 from grader.engine.policy import Policy
-from grader.engine.results import SubmissionResult, from_dict
 from grader.engine.runner import Handover, Job, Phase
 from grader.files import make_dir
-from grader.report.html import write_report
+from grader.report.submission_html import write_report
+from grader.results import SubmissionResult, from_dict
 from grader.sandbox.harness.libc import die_with_parent
 
 from . import cluster as dask_cluster

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.engine.results import SubmissionResult
 from grader.engine.runner import Deliver, Handover, Job, Phase, grade_each
+from grader.results import SubmissionResult
 from grader.sandbox import isolation
 from grader.sandbox.harness.libc import libc
 

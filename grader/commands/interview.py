@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from grader import catalog
-from grader.engine.results import ExerciseResult, SubmissionResult
+from grader.results import ExerciseResult, SubmissionResult
 from grader.state import State
 
 from . import workspace
@@ -212,7 +212,7 @@ def interview(minutes: float, count: int, seed: int | None, exercises_dir: Path,
         click.secho(f"grading could not run: {exc}", fg="red", err=True)
         sys.exit(EXIT_INTERNAL)
 
-    from grader.report.html import write_report
+    from grader.report.submission_html import write_report
 
     result = SubmissionResult(submission="interview", device=dev,
                               exercises=[session.results[s] for s in slugs])

@@ -12,8 +12,8 @@ import click
 
 from grader import catalog
 from grader.engine.policy import Policy
-from grader.engine.results import ExerciseResult, SubmissionResult, TestResult
 from grader.report import terminal
+from grader.results import ExerciseResult, SubmissionResult, TestResult
 from grader.state import State
 
 from . import workspace
@@ -33,9 +33,9 @@ def grade_once(files: dict[str, Path | None], name: str, *, device: str, report_
     (scores, attempts, time). ``others``: earlier results of other exercises, written to the
     report beside these (watch mode re-grades one exercise). Returns this grading's result.
     """
-    from grader.engine import expected
     from grader.engine.runner import grade
-    from grader.report.html import write_report
+    from grader.judge import expected
+    from grader.report.submission_html import write_report
     from grader.sandbox import readable
 
     readable.hide(report_dir)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from grader.engine.results import ExerciseResult
+from grader.results import ExerciseResult
 from grader.state import State
 
 from .common import resolve_device

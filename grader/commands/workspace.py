@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from grader import catalog
-from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_bytes
+from grader.results import SubmissionResult
 from grader.state import State, project_dir, state_path
 
 PRISTINE_DIR = catalog.PACKAGE_DIR / "stubs"

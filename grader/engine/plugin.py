@@ -18,17 +18,19 @@ from typing import Any
 import pytest
 
 from grader import catalog
+from grader.engine import verdict
+from grader.feedback import hints
+from grader.feedback import levels as feedback
+from grader.judge import confirm, evidence, rules
+from grader.judge.check import Check, mistake_output
+from grader.judge.observer import Observer
+from grader.results import TestResult
 from grader.sandbox import faults
 from grader.sandbox.isolation import SandboxError
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.proxy import CallLog, LearnerProxy
 from grader.suite import DEFAULT_TIMEOUT_S, GradeFailure, SourceRule, mistakes_in
 from grader.suite import reference as load_reference  # (the suites' own: one module each)
-
-from . import confirm, evidence, feedback, hints, rules, verdict
-from .check import Check, mistake_output
-from .observer import Observer
-from .results import TestResult
 
 # After this many timed-out calls of one exercise, its remaining tests are not run: a file
 # that hangs costs two call limits, not one per test.

@@ -9,7 +9,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Policy:
-    """``feedback``: ``full`` or ``graded`` (``engine/feedback.py``); ``call_timeout_s``: the
+    """``feedback``: ``full`` or ``graded`` (``feedback/levels.py``); ``call_timeout_s``: the
     wall clock of a learner call for tests that set none; ``points``: ``(exercise, total)``
     pairs, each exercise's tests scaled to its total."""
 

@@ -28,14 +28,13 @@ import pytest
 
 from grader import catalog
 from grader.catalog import Exercise
-from grader.sandbox import gpu_watch, isolation
-from grader.sandbox.process import WorkerProcess
-
-from . import evidence, feedback, verdict
-from .observer import Observer
-from .plugin import GradingPlugin, Loaded, slug_of
-from .policy import Policy
-from .results import (
+from grader.engine import verdict
+from grader.engine.plugin import GradingPlugin, Loaded, slug_of
+from grader.engine.policy import Policy
+from grader.feedback import levels as feedback
+from grader.judge import evidence
+from grader.judge.observer import Observer
+from grader.results import (
     ExerciseResult,
     ExerciseStatus,
     SubmissionResult,
@@ -44,6 +43,8 @@ from .results import (
     test_dict,
     test_from_dict,
 )
+from grader.sandbox import gpu_watch, isolation
+from grader.sandbox.process import WorkerProcess
 
 OnTest = Callable[[str, TestResult], None]
 
@@ -129,7 +130,7 @@ class Job:
     budget_s: float = 900.0
     on_test: OnTest | None = None
     policy: Policy | None = None  # feedback level, call limit, points (an assignment's)
-    observer: Observer | None = None  # told what the suites do (engine/observer.py)
+    observer: Observer | None = None  # told what the suites do (judge/observer.py)
     phase: Phase = Phase.WHOLE
     handover: Handover | None = None  # a HIDDEN job's: what its public phase came to
 
@@ -349,7 +350,7 @@ class _SessionDriver:
                 status=_exercise_status(tests, ex.slug in present, unloadable),
                 message=message))
         seconds = time.perf_counter() - started + (earlier.seconds if earlier else 0.0)
-        # the graded level writes no clock reading (engine/feedback.py)
+        # the graded level writes no clock reading (feedback/levels.py)
         result.duration_s = None if result.feedback == "graded" else seconds
         if handover is not None:
             handover.result, handover.seconds = result, seconds

@@ -35,14 +35,14 @@ import pytest
 
 from grader import catalog
 from grader.failure_kinds import FailureKind
+from grader.feedback import hints
 from grader.inert import inert
+from grader.judge import figures
+from grader.judge.check import Check, GradeFailure, SuiteError, uninterpretable
+from grader.judge.compare import Comparison
+from grader.results import TestResult, TestStatus
 from grader.sandbox import faults
 from grader.sandbox.proxy import CallLog
-
-from . import figures, hints
-from .check import Check, GradeFailure, SuiteError, uninterpretable
-from .compare import Comparison
-from .results import TestResult, TestStatus
 
 MAX_VALUES_CHARS = 3000
 # Per slug, the (size, passed, learner functions checked) of the tests that compared values,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.assignment import Assignment, released_text
-from grader.engine import confirm
+from grader.judge import confirm
 
 HERE = Path(__file__).parent / "gradescope"
 _SKIP = {"__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -25,7 +25,7 @@ _SKIP = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 def _grader_files(slugs: tuple[str, ...]) -> list[tuple[Path, str]]:
     """(file, name in the zip) of the grader for the exercises ``slugs``: the package without
     any other exercise's suite, recorded data or stub, their references (and the tables of
-    the points their suites count, ``engine/confirm.py``) only, the project files."""
+    the points their suites count, ``judge/confirm.py``) only, the project files."""
     root = catalog.PROJECT_DIR
     others = [ex for ex in catalog.load().values() if ex.slug not in slugs]
     left_out = {p for ex in others for p in (ex.suite, ex.suite.with_suffix(".public"), ex.stub)}

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from grader.engine import check as check_module
-from grader.engine.check import Check
-from grader.engine.observer import Observer
 from grader.engine.runner import grade_references
+from grader.judge import check as check_module
+from grader.judge.check import Check
+from grader.judge.observer import Observer
 
 
 @dataclass

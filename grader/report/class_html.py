@@ -23,8 +23,8 @@ import jinja2
 from markupsafe import Markup, escape
 
 from grader import catalog, numbers
-from grader.engine.results import ExerciseResult, MarkKind, SubmissionResult
 from grader.files import atomic_write_text, make_dir
+from grader.results import ExerciseResult, MarkKind, SubmissionResult
 
 from . import marks
 from .plain import entry_get, natural_key

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import numbers
-from grader.engine.results import SubmissionResult
+from grader.results import SubmissionResult
 
 from . import marks
 from . import moodle_worksheet as mw

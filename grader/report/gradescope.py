@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
+from grader.results import SubmissionResult
 
 from . import marks
 from .plain import test_text

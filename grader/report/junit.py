@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import numbers
-from grader.engine.results import ERROR_STATUSES, SubmissionResult
 from grader.files import atomic_write_bytes
+from grader.results import ERROR_STATUSES, SubmissionResult
 
 from .plain import entry_get, natural_key, test_text
 

@@ -9,7 +9,7 @@ about, never built from learner text.
 from __future__ import annotations
 
 from grader import numbers
-from grader.engine.results import Mark, MarkKind, SubmissionResult
+from grader.results import Mark, MarkKind, SubmissionResult
 
 
 def describe(mark: Mark) -> str:

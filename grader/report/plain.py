@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from grader.engine.results import ERROR_STATUSES, TestResult
+from grader.results import ERROR_STATUSES, TestResult
 
 from .summary import mistake_label, shared_fault
 

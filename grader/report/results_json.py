@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from grader.engine.results import SubmissionResult
 from grader.files import atomic_write_text
+from grader.results import SubmissionResult
 
 
 def write_results_json(path: Path, result: SubmissionResult,

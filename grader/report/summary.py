@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.engine.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
+from grader.results import ExerciseResult, SubmissionResult, TestResult, TestStatus
 from grader.sandbox.faults import NOT_IMPLEMENTED
 
 SYMBOLS = {TestStatus.PASSED: "✓", TestStatus.FAILED: "✗", TestStatus.ERROR: "!",
@@ -58,7 +58,7 @@ def rule_state(test: TestResult) -> str | None:
     return "broken" if test.kind == "rule" else "unchecked"
 
 
-_RULE_NOT_IMPLEMENTED = "not implemented yet: "  # (grader/engine/rules.py's ``enforce``)
+_RULE_NOT_IMPLEMENTED = "not implemented yet: "  # (grader/judge/rules.py's ``enforce``)
 
 
 def not_implemented(test: TestResult) -> bool:

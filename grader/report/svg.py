@@ -1,4 +1,4 @@
-"""Draw the figure payloads of ``grader/engine/figures.py`` as inline SVG (no script, no
+"""Draw the figure payloads of ``grader/judge/figures.py`` as inline SVG (no script, no
 network, no external font): heatmaps of expected / yours / |difference|, 1-D comparisons,
 and curves.
 
@@ -91,7 +91,7 @@ class _Scale:
         self.stops = {"diverging": _DIVERGING, "diff": _DIFF}.get(kind, _VIRIDIS)
 
     def colour(self, v: float | None) -> str:
-        if v is None or math.isinf(v):
+        if v is None or not math.isfinite(v):
             return NONFINITE
         t = (v - self.lo) / (self.hi - self.lo)
         level = round(min(1.0, max(0.0, t)) * (LEVELS - 1))
@@ -545,10 +545,26 @@ def _curve(fig: dict[str, Any]) -> str:
             f'aria-label="{escape(fig["title"])}">' + "".join(parts) + "</svg>")
 
 
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _decoded(value: Any) -> Any:
+    """A payload with its non-finite numbers as floats again: ``figures.py`` writes them as
+    ``"nan"``/``"inf"``/``"-inf"`` (``numbers.json_number``: JSON has none)."""
+    if isinstance(value, str):
+        return _NONFINITE.get(value, value)
+    if isinstance(value, list):
+        return [_decoded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _decoded(v) for k, v in value.items()}
+    return value
+
+
 def render(fig: dict[str, Any]) -> str:
     """The figure's SVG markup ('' for an unknown kind or a curve with nothing to draw;
     ``NOT_DRAWN`` for a payload that cannot be drawn, see the module docstring)."""
     try:
+        fig = _decoded(fig)
         kind = fig.get("type")
         if kind == "heatmap":
             return _heatmap(fig)

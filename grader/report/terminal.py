@@ -22,8 +22,8 @@ from typing import TextIO
 import click
 
 from grader import catalog, numbers
-from grader.engine.results import SubmissionResult, TestResult
 from grader.failure_kinds import LABELS
+from grader.results import SubmissionResult, TestResult
 
 from .summary import (
     RULE_SYMBOLS,

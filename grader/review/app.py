@@ -44,11 +44,11 @@ from pygments.util import ClassNotFound
 
 from grader import numbers
 from grader.bulk import manifest as mf
-from grader.engine.results import ExerciseResult, SubmissionResult, TestResult, from_dict
 from grader.inert import inert
 from grader.report import marks as mark_words
 from grader.report import svg
 from grader.report.summary import SYMBOLS, Cause, mistake_label, rule_state, shared_causes
+from grader.results import ExerciseResult, SubmissionResult, TestResult, from_dict
 from grader.rubric import Rubric
 
 from . import store

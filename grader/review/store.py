@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.engine.results import MarkKind, Review, SubmissionResult
 from grader.files import atomic_write_text
 from grader.inert import inert
+from grader.results import MarkKind, Review, SubmissionResult
 from grader.rubric import Rubric
 
 FILE = "review.json"

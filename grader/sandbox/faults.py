@@ -68,7 +68,7 @@ NOT_IMPLEMENTED = "not implemented yet (the function raises NotImplementedError)
 class NotImplementedYet(LearnerFault):
     """The function called (or, for a source rule, each function it checks) is still the
     stub: its message is ``NOT_IMPLEMENTED``, or a rule's own that starts "not implemented
-    yet: " (``grader/engine/rules.py``)."""
+    yet: " (``grader/judge/rules.py``)."""
 
     status = "failed"
 
@@ -132,7 +132,7 @@ class CrashCause(StrEnum):
 
 
 # the causes the grading process measured itself: a CPU or file-size signal can be sent by
-# the learner's own code, so a graded report does not repeat it (``engine/feedback.py``)
+# the learner's own code, so a graded report does not repeat it (``feedback/levels.py``)
 OBSERVED_CAUSES = (CrashCause.OUT_OF_MEMORY, CrashCause.PROCESSES)
 
 

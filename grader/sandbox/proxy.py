@@ -20,7 +20,7 @@ from .process import WorkerProcess
 from .reply import OUTPUT_CAP, ROOM, limits
 
 if TYPE_CHECKING:
-    from grader.engine.observer import Observer
+    from grader.judge.observer import Observer
 
 
 @dataclass
@@ -48,8 +48,8 @@ class LearnerProxy:
                  noted: Callable[[str, tuple, dict], None] | None = None,
                  may_modify: frozenset[str] = frozenset()) -> None:
         self._worker, self._slug, self._timeout, self._log = worker, slug, timeout, log
-        self._observer = observer  # told of each request and reply (engine/observer.py)
-        self._noted = noted  # told of each call of a module function (engine/confirm.py)
+        self._observer = observer  # told of each request and reply (judge/observer.py)
+        self._noted = noted  # told of each call of a module function (judge/confirm.py)
         self._may_modify = may_modify  # functions allowed to change their arguments
         self._bounds = None  # the reply's bounds (``_expecting``), None: the fixed ones
         # the names the module lacked when it was loaded (``load``): calling one is the

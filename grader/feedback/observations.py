@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.judge.compare import Comparison
 from grader.numbers import value as fmt
-
-from .compare import Comparison
 
 
 def rows_all_nan(act: np.ndarray, bad: np.ndarray) -> bool:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from grader import catalog
+from grader.judge.arrays import numeric_arrays
 
 FORMAT = 1
 MAX_CALLS = 4096  # noted per test
@@ -192,10 +193,9 @@ def trivial(value: Any, rtol: float = 0.0, atol: float = 0.0) -> bool:
     """Whether ``value`` is an answer a file gives without work: no number, or every number
     0, every number 1 or every number NaN within the tolerance (``[0]``, an all-False mask,
     ``1e-17`` where atol is 1e-9)."""
-    from .check import _walk
-    from .compare import compare
+    from grader.judge.compare import compare
 
-    numbers = [np.asarray(a, dtype=float).ravel() for a in _walk(value)]
+    numbers = [np.asarray(a, dtype=float).ravel() for a in numeric_arrays(value)]
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray)
                                                and value.dtype == bool):
         numbers = [np.asarray(value, dtype=float).ravel()]

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader.numbers import json_number
-
-from .results import ComparisonFigure, CurveFigure
+from grader.results import ComparisonFigure, CurveFigure
 
 MAX_CELLS = 48          # per axis of a heatmap
 MAX_LINE_POINTS = 120   # of a 1-D comparison

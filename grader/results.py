@@ -50,7 +50,7 @@ class FaultKind(StrEnum):
 
 
 class ComparisonFigure(TypedDict, total=False):
-    """A failing array comparison (``engine/figures.from_comparison``): a heatmap or a line.
+    """A failing array comparison (``judge/figures.from_comparison``): a heatmap or a line.
     ``diff``, ``bad`` always; ``expected``, ``actual``, ``vmin``, ``vmax`` for public tests."""
 
     type: Literal["heatmap", "line"]
@@ -121,7 +121,7 @@ class TestResult:
     output: str = ""
     traceback: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # What the failure looks like ("shape", "nan", "precision", ...; see engine/hints.py) and
+    # What the failure looks like ("shape", "nan", "precision", ...; see feedback/hints.py) and
     # the hint for that kind, beside the test's own ``hint``.
     kind: str | None = None
     kind_hint: str = ""
@@ -131,7 +131,7 @@ class TestResult:
     # values as text (capped). Hidden tests never carry either.
     inputs: list[str] = field(default_factory=list)
     values: dict[str, str] | None = None
-    # Small drawing payloads for the HTML report (engine/figures.py): the failing comparison
+    # Small drawing payloads for the HTML report (judge/figures.py): the failing comparison
     # (heatmaps, line plots) and curves a suite attached from the learner's outputs.
     figures: list[Figure] = field(default_factory=list)
 
@@ -210,7 +210,7 @@ class SubmissionResult:
     exercises: list[ExerciseResult] = field(default_factory=list)
     duration_s: float | None = 0.0  # None: not reported (the graded level)
     isolation: dict[str, Any] = field(default_factory=dict)
-    feedback: str = "full"  # what its hidden tests tell (engine/feedback.py)
+    feedback: str = "full"  # what its hidden tests tell (feedback/levels.py)
     # set after grading (bulk/exports.py), never cached: rubric items, adjustments, late
     marks: list[Mark] = field(default_factory=list)
     review: Review | None = None  # a teacher's comment from `grade review`

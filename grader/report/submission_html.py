@@ -10,9 +10,9 @@ from typing import Any
 import jinja2
 
 from grader import catalog, numbers
-from grader.engine.results import SubmissionResult
 from grader.failure_kinds import LABELS
 from grader.files import atomic_write_text, make_dir
+from grader.results import SubmissionResult
 
 from . import markdown, marks, svg
 from .summary import (

@@ -34,12 +34,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from grader.failure_kinds import FailureKind
+from grader.feedback import hints
+from grader.judge.confirm import Unconfirmed
+from grader.results import FaultKind, TestResult, TestStatus
 from grader.sandbox import faults
 from grader.suite import GradeFailure
-
-from . import hints
-from .confirm import Unconfirmed
-from .results import FaultKind, TestResult, TestStatus
 
 LEVELS = ("full", "graded")
 

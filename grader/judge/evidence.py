@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from grader.judge.compare import compare
+from grader.judge.confirm import Counted
+from grader.judge.rules import read_source
 from grader.sandbox.harness.source_text import NotSourceText, parse
-
-from .compare import compare
-from .confirm import Counted
-from .rules import read_source
 
 if TYPE_CHECKING:
     from grader.suite import KnownMistake

@@ -33,6 +33,12 @@ import numpy as np
 
 from grader import numbers
 from grader.failure_kinds import FailureKind
+from grader.judge import expected as expected_values
+from grader.judge import figures
+from grader.judge.arrays import numeric_arrays
+from grader.judge.compare import Comparison, UnsupportedExpected, compare
+from grader.judge.evidence import Ledger, Seen, signature
+from grader.results import CurveFigure
 from grader.sandbox import faults
 from grader.sandbox.harness import protocol
 from grader.sandbox.isolation import SandboxError
@@ -40,14 +46,8 @@ from grader.suite import Catalogue, GradeFailure, KnownMistake
 from grader.suite import built as built  # (re-exported: the grading process's recipes)
 from grader.suite import built_leaf as _built_leaf
 
-from . import expected as expected_values
-from . import figures
-from .compare import Comparison, UnsupportedExpected, compare
-from .evidence import Ledger, Seen, signature
-from .results import CurveFigure
-
 if TYPE_CHECKING:
-    from grader.engine.observer import Observer
+    from grader.judge.observer import Observer
     from grader.sandbox.proxy import LearnerProxy
 
 
@@ -85,35 +85,14 @@ MAX_INPUTS = 12  # call summaries kept per public test
 Call = tuple[str, tuple, dict]  # a call of a learner function: (function, args, kwargs)
 
 
-def _walk(value: Any, depth: int = 0) -> list[np.ndarray]:
-    """The numeric arrays and numbers inside an argument (lists, tuples, dicts, tensors)."""
-    if depth > 4:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [a for v in value for a in _walk(v, depth + 1)]
-    if isinstance(value, dict):
-        return [a for v in value.values() for a in _walk(v, depth + 1)]
-    if hasattr(value, "detach") and hasattr(value, "cpu"):
-        try:
-            value = value.detach().cpu().float().numpy()
-        except Exception:  # noqa: BLE001 - an unusual tensor: not summarised
-            return []
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)) or value is None:
-        return []
-    if isinstance(value, (int, float, np.number, np.ndarray)):
-        arr = np.asarray(value)
-        return [arr] if arr.dtype.kind in "iuf" else []
-    return []
-
-
 def input_size(args: tuple, kwargs: dict) -> int:
     """Number of values in the inputs' numeric arrays (cheap: no pass over the data)."""
-    return sum(int(a.size) for a in _walk(list(args) + list(kwargs.values())))
+    return sum(int(a.size) for a in numeric_arrays(list(args) + list(kwargs.values())))
 
 
 def input_stats(args: tuple, kwargs: dict) -> tuple[int, float | None]:
     """(number of values in the inputs, largest finite |value| among them or None)."""
-    arrays = _walk(list(args) + list(kwargs.values()))
+    arrays = numeric_arrays(list(args) + list(kwargs.values()))
     size = sum(int(a.size) for a in arrays)
     finite = [float(np.max(np.abs(a[np.isfinite(a)]))) for a in arrays
               if a.size and np.isfinite(a).any()]
@@ -233,7 +212,7 @@ def _unnoted(learner: Any) -> contextlib.AbstractContextManager[None]:
 
 
 def _observed(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Tell the check's observer (``engine/observer.py``), if any, of each use of ``method``."""
+    """Tell the check's observer (``judge/observer.py``), if any, of each use of ``method``."""
     name = method.__name__
 
     @functools.wraps(method)
@@ -696,7 +675,7 @@ class Check:
     def optional(self, func: str, *args: Any, **kwargs: Any) -> Any:
         """The learner's ``func(*args, **kwargs)``, or None when it faults (for figures, or a
         timing's second run: a call that must never change the test's verdict, nor the count
-        of its points: ``engine/confirm.py`` does not note it)."""
+        of its points: ``judge/confirm.py`` does not note it)."""
         with _unnoted(self.learner):
             try:
                 return getattr(self.learner, func)(*args, **kwargs)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pytest
 
-    from grader.engine.check import Check
-    from grader.engine.results import TestResult
+    from grader.judge.check import Check
+    from grader.results import TestResult
 
 
 class Observer:

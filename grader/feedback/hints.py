@@ -35,10 +35,9 @@ from typing import Any
 import numpy as np
 
 from grader.failure_kinds import DESCRIPTIONS, FailureKind
-
-from . import observations
-from .compare import Comparison
-from .results import TestResult
+from grader.feedback import observations
+from grader.judge.compare import Comparison
+from grader.results import TestResult
 
 _TABLE: dict[str, Any] = tomllib.loads((Path(__file__).with_name("hints.toml")).read_text())
 
