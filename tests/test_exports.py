@@ -130,12 +130,7 @@ def _graded_with(tmp_path: Path, roster: list[str], ids: list[str]) -> Path:
 
 
 def _review(out: Path, sid: str, comment: str) -> None:
-    from grader.review import store
-
-    results = exports.read_results(out, [sid])
-    store.save(out, sid, store.Entry(items=("names",), comment=comment,
-                                     fingerprint=store.fingerprint(results[0])))
-    assert exports.write_exports(out, only={sid}) == []
+    assert _review_item(out, sid, "names", comment) == []
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -182,3 +177,50 @@ def test_a_review_and_a_late_penalty_reach_moodles_worksheet(tmp_path):
     assert "-1 Clear names" in feedback and "late: 2 days late" in feedback
     assert feedback.endswith("-2 was the old rule; see me")  # as written, no '
     assert "Late: 2 days late" in (out / "5102" / "index.html").read_text()
+
+
+def test_regrading_keeps_a_review_and_says_when_it_is_stale(tmp_path):
+    """A review survives `grade bulk` run again: the same result keeps it silently; a new
+    upload graded otherwise keeps it applied, and the run says it was made against an earlier
+    result (on the terminal and in the class report)."""
+    from grader.review import store
+
+    (tmp_path / "in" / "bob").mkdir(parents=True)
+    shutil.copy(catalog.get(SLUG).stub, tmp_path / "in" / "bob" / f"{SLUG}.py")
+    (tmp_path / "a.toml").write_text(f'title = "Week 1"\nexercises = ["{SLUG}"]\n'
+                                     '[[rubric]]\nid = "tried"\ntitle = "A fair try"\n'
+                                     'points = 1\n')
+
+    def grade() -> subprocess.CompletedProcess:
+        done = subprocess.run([GRADE, "bulk", str(tmp_path / "in"), "--out",
+                               str(tmp_path / "out"), "-q", "--assignment",
+                               str(tmp_path / "a.toml")], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    grade()
+    out = tmp_path / "out"
+    _review_item(out, "bob", "tried", "Keep going.")
+    saved = (out / store.FILE).read_bytes()
+    again = grade()  # nothing changed: from the cache, the review as it was
+    assert "earlier result" not in again.stderr
+    assert ",1,9," in (out / "grades.csv").read_text()
+    shutil.copy(catalog.get(SLUG).solution, tmp_path / "in" / "bob" / f"{SLUG}.py")
+    regraded = grade()
+    assert "were made against an earlier result" in regraded.stderr
+    assert "earlier result" in (out / "index.html").read_text()
+    assert ",9,9," in (out / "grades.csv").read_text()  # 9 + 1, kept at the maximum
+    assert "A fair try" in (out / "grades.csv").read_text()
+    assert (out / store.FILE).read_bytes() == saved  # the teacher's file is never rewritten
+
+
+def _review_item(out: Path, sid: str, item: str, comment: str) -> list[str]:
+    """Save a review of ``sid`` as the page does (the item, the comment, the result's
+    fingerprint), then write the exports again; return what they said."""
+    from grader.review import store
+
+    results = exports.read_results(out, [sid])
+    store.save(out, sid, store.Entry(items=(item,), comment=comment,
+                                     fingerprint=store.fingerprint(results[0])))
+    return exports.write_exports(out, only={sid})
