@@ -28,6 +28,11 @@ def use_private(private: bool = True) -> None:
         _MODES.update(file=0o644, dir=0o755)
 
 
+def has_file_mode(path: Path) -> bool:
+    """Whether the file ``path`` has the mode files are written with now (``use_private``)."""
+    return (path.stat().st_mode & 0o777) == _MODES["file"]
+
+
 def make_dir(path: Path) -> Path:
     """``path`` and its missing parents, the new ones with the current folder mode."""
     missing = [p for p in (path, *path.parents) if not p.exists()]

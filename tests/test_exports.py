@@ -224,3 +224,33 @@ def _review_item(out: Path, sid: str, item: str, comment: str) -> list[str]:
     store.save(out, sid, store.Entry(items=(item,), comment=comment,
                                      fingerprint=store.fingerprint(results[0])))
     return exports.write_exports(out, only={sid})
+
+
+def test_the_files_kept_follow_the_submission_and_the_mode(tmp_path):
+    """``OUT/<id>/submitted/`` holds the files as last graded: a file the submission no
+    longer has is removed, a changed one replaced, and a run with ``--private`` leaves none
+    readable by others (an unchanged copy of an earlier public run included)."""
+    sub = tmp_path / "in" / "ann"
+    sub.mkdir(parents=True)
+    shutil.copy(catalog.get(SLUG).solution, sub / f"{SLUG}.py")
+    shutil.copy(catalog.get("attention_rollout").stub, sub / "attention_rollout.py")
+
+    def grade(*extra: str) -> None:
+        done = subprocess.run([GRADE, "bulk", str(tmp_path / "in"), "--out",
+                               str(tmp_path / "out"), "-q", *extra], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    grade()
+    kept = tmp_path / "out" / "ann" / "submitted"
+    assert sorted(p.name for p in kept.iterdir()) == ["attention_rollout.py", f"{SLUG}.py"]
+    (sub / "attention_rollout.py").unlink()
+    (sub / f"{SLUG}.py").write_text(catalog.get(SLUG).stub.read_text())
+    grade("--private")
+    assert [p.name for p in kept.iterdir()] == [f"{SLUG}.py"]
+    assert (kept / f"{SLUG}.py").read_bytes() == catalog.get(SLUG).stub.read_bytes()
+    assert (kept / f"{SLUG}.py").stat().st_mode & 0o077 == 0
+    (sub / f"{SLUG}.py").write_text(catalog.get(SLUG).solution.read_text())
+    grade()  # public again: the copy rewritten readable, though the bytes differ anyway
+    grade("--private")  # same bytes as the public copy: still made private
+    assert (kept / f"{SLUG}.py").stat().st_mode & 0o077 == 0

@@ -28,7 +28,7 @@ from typing import Protocol
 from grader import catalog, late, numbers
 from grader.assignment import Assignment
 from grader.engine.policy import Policy
-from grader.files import atomic_write_bytes, defer_sync, make_dir
+from grader.files import atomic_write_bytes, defer_sync, has_file_mode, make_dir
 from grader.judge import expected
 from grader.report import gradebooks
 from grader.results import SubmissionResult
@@ -317,14 +317,27 @@ def _similarity(out: Path, submissions: list[Submission], slugs: list[str], titl
 
 def _keep_files(out: Path, submissions: list[Submission]) -> None:
     """Each submission's files as graded, in ``OUT/<id>/submitted/`` (``grade review`` shows
-    them); an earlier run's copies replaced."""
+    them): an earlier run's copy kept where it is the same, replaced where not, removed where
+    the submission no longer has it."""
     for sub in submissions:
         folder = out / sub.id / "submitted"
-        if folder.exists():
-            shutil.rmtree(folder)
-        make_dir(folder)
-        for path in sub.files.values():  # written as every report file is (--private)
-            atomic_write_bytes(folder / path.name, path.read_bytes())
+        wanted = {path.name: path for path in sub.files.values()}
+        if folder.is_dir():
+            for old in folder.iterdir():
+                if old.name not in wanted:
+                    shutil.rmtree(old) if old.is_dir() and not old.is_symlink() \
+                        else old.unlink()
+        else:
+            make_dir(folder)
+        for name, path in wanted.items():  # written as every report file is (--private)
+            data = path.read_bytes()
+            kept = folder / name
+            try:
+                if kept.read_bytes() == data and has_file_mode(kept):
+                    continue
+            except OSError:
+                pass
+            atomic_write_bytes(kept, data)
 
 
 def _iso(when: dt.datetime | None) -> str | None:
