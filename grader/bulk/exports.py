@@ -26,9 +26,11 @@ from pathlib import Path
 
 from grader.files import atomic_write_text, sync_tree
 from grader.results import SubmissionResult, from_dict
+from grader.review import store
 
 from . import manifest as mf
 from .adjust import AdjustError, Line, read_adjustments, resolve, student_keys
+from .adjust import apply as apply_adjustments
 from .reading import Rejected
 
 
@@ -61,13 +63,21 @@ def read_roster(path: Path | None):
     return read(path) if path is not None else None
 
 
-def adjustments(path: Path | None, lines: list[Line] | None, persons: list, roster,
-                klass) -> dict[str, Line]:
-    """Submission id -> adjustment line; ``AdjustError`` (naming the line) for a student not
-    in the class."""
-    if lines is None or path is None:
-        return {}
-    return resolve(path, lines, student_keys(named(persons, roster, klass)))
+def resolve_options(persons: list, roster, klass, adjust_path: Path | None,
+                    lines: list[Line] | None, policy) -> tuple[dict[str, Line],
+                                                                dict[str, set[str]]]:
+    """What the teacher's files name of this class: (submission id -> its adjustment line,
+    the student keys a teacher's file may use). ``AdjustError`` for an adjustment naming no
+    student of the class, ``late.ExtensionError`` for a late ``policy``'s extensions that do
+    not fit (each naming the line): ``grade bulk`` checks both before grading."""
+    keys = student_keys(named(persons, roster, klass))
+    resolved = resolve(adjust_path, lines, keys) \
+        if lines is not None and adjust_path is not None else {}
+    if policy is not None:
+        from grader import late
+
+        late.check_extensions(policy, keys)
+    return resolved, keys
 
 
 def named(persons: list, roster, klass) -> list[tuple[str, list[str]]]:
@@ -116,42 +126,31 @@ def export(out: Path, only: Iterable[str] | None = None,
         raise ExportError(str(exc)) from None
     persons = people(m)
     klass = gradebooks.class_list(roster, persons)
+    policy = task.late if task is not None and task.due is not None else None
+    if policy is not None and (copy := m.copy("extensions")) is not None:
+        policy = dataclasses.replace(policy, extensions_file=copy)  # the run's copy, as read
     adjust_path = m.copy("adjust")
     lines = read_adjustments(adjust_path) if adjust_path is not None else None
-    resolved = adjustments(adjust_path, lines, persons, roster, klass)
+    resolved, keys = resolve_options(persons, roster, klass, adjust_path, lines, policy)
     if results is None:
         results = read_results(out, m.graded())
     for r in results:  # marks are applied from scratch each time
         r.marks.clear()
         r.review = None
     done = Exported(results=results)
-    done.notices += _review(out, results, task)
-    from .adjust import apply as apply_adjustments
-
+    done.notices += store.apply(out, results, task.rubric if task is not None else None)
     done.notices += apply_adjustments(results, resolved)
     late_ids = {e.id for e in m.students if e.late} | set(klass.late)
-    if task is not None and task.late is not None and task.due is not None:
+    if policy is not None:
         from grader import late
 
-        policy = task.late
-        if (copy := m.copy("extensions")) is not None:  # the run's copy, as it was read
-            policy = dataclasses.replace(policy, extensions_file=copy)
         times = {e.id: dt.datetime.fromisoformat(e.submitted_at) for e in m.students
                  if e.submitted_at}
-        times.update(getattr(klass, "submitted", {}) or {})
+        times.update(klass.submitted)
         flagged = {sid for sid in late_ids if sid not in times}
-        done.notices += late.apply(results, policy, task.due, times, flagged,
-                                   student_keys(named(persons, roster, klass)))
+        done.notices += late.apply(results, policy, task.due, times, flagged, keys)
     _write(out, m, done, klass, roster, persons, sorted(late_ids), only)
     return done
-
-
-def _review(out: Path, results: list[SubmissionResult], task) -> list[str]:
-    try:
-        from grader.review import store
-    except ImportError:  # the review package is optional until it lands
-        return []
-    return store.apply(out, results, task.rubric if task is not None else None)
 
 
 def _write(out: Path, m: mf.ClassManifest, done: Exported, klass, roster, persons: list,

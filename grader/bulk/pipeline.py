@@ -37,7 +37,7 @@ from grader.sandbox.isolation import staging_folder, sweep_stale_cgroups
 
 from . import cluster as dask_cluster
 from . import exports, layouts, manifest, runner
-from .adjust import AdjustError, Line, student_keys
+from .adjust import AdjustError, Line
 from .reading import Rejected, Submission
 
 RESERVED_IDS = {"index.html", "grades.csv", "junit.xml", "canvas.csv",
@@ -174,8 +174,11 @@ def run(settings: BulkSettings, report: Report | None = None) -> BulkResult:
                                                    for r in found.rejected]
         klass = gradebooks.class_list(students, people)
         # checked now (usage errors naming the line), applied with the exports at the end
-        _resolve_adjustments(s.adjust_file, s.adjustments, people, students, klass)
-        _check_extensions(task, people, students, klass)
+        try:
+            exports.resolve_options(people, students, klass, s.adjust_file, s.adjustments,
+                                    task.late if task is not None else None)
+        except (AdjustError, late.ExtensionError) as exc:
+            raise BulkUsageError(str(exc)) from None
         make_dir(out)  # nothing is written before the input and the option files are checked
         defer_sync()  # every file still whole or absent; flushed once, at the end
         clash = [sub for sub in found.submissions if sub.id in RESERVED_IDS]
@@ -247,27 +250,6 @@ def run(settings: BulkSettings, report: Report | None = None) -> BulkResult:
                       scope=scope, submissions=len(found.submissions), graded=outcome.graded,
                       cached=outcome.cached, interrupted=outcome.interrupted,
                       exit_status=status)
-
-
-def _resolve_adjustments(path: Path | None, lines: list[Line] | None, people: list, roster,
-                         klass) -> dict[str, Line]:
-    """Submission id -> adjustment line; ``BulkUsageError`` (naming the line) for a student
-    not in the class, before anything is graded or written."""
-    try:
-        return exports.adjustments(path, lines, people, roster, klass)
-    except AdjustError as exc:
-        raise BulkUsageError(str(exc)) from None
-
-
-def _check_extensions(task: Assignment | None, people: list, roster, klass) -> None:
-    """``BulkUsageError`` before grading for a late policy's extensions file that does not
-    fit (naming the line) or an extension naming several submissions."""
-    if task is None or task.late is None:
-        return
-    try:
-        late.check_extensions(task.late, student_keys(exports.named(people, roster, klass)))
-    except late.ExtensionError as exc:
-        raise BulkUsageError(str(exc)) from None
 
 
 def _check_canvas_column(roster: gradebooks.Roster | None, title: str) -> None:

@@ -47,6 +47,12 @@ def cell(value: Cell) -> str:
     return value
 
 
+def uncell(text: str) -> str:
+    """A text cell ``cell`` wrote, read back as the text it was given (its guard ``'``
+    dropped): how the grader reads its own CSV files (``grade review``'s similarity pairs)."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) else text
+
+
 def csv_text(rows: Iterable[Sequence[Cell]]) -> str:
     """The CSV text of ``rows``, every cell through ``cell``, CRLF line ends."""
     buf = io.StringIO(newline="")

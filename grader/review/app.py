@@ -47,6 +47,7 @@ from grader.bulk import manifest as mf
 from grader.inert import inert
 from grader.report import marks as mark_words
 from grader.report import svg
+from grader.report.csv_cells import uncell
 from grader.report.summary import SYMBOLS, Cause, mistake_label, rule_state, shared_causes
 from grader.results import ExerciseResult, SubmissionResult, TestResult, from_dict
 from grader.rubric import Rubric
@@ -161,23 +162,16 @@ class ClassFolder:
         return sorted(found, key=lambda p: -p.score)
 
 
-def _uncell(text: str) -> str:
-    """A cell as ``csv_cells.cell`` wrote it back to its text (its leading ``'`` dropped)."""
-    from grader.report.csv_cells import FORMULA_STARTS
-
-    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) else text
-
-
 def _read_pairs(path: Path) -> list[tuple[str, str, str, float, str]]:
     """(exercise, a, b, score, anchor on similarity.html) of each row of similarity.csv."""
     rows = []
     rank: dict[str, int] = {}
     with path.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            exercise = _uncell(row["exercise"])
+            exercise = uncell(row["exercise"])
             rank[exercise] = rank.get(exercise, 0) + 1  # the rows are ranked per exercise
             anchor = f"{exercise}-{rank[exercise]}" if rank[exercise] <= TOP_PAIRS else ""
-            rows.append((exercise, _uncell(row["a"]), _uncell(row["b"]), float(row["score"]),
+            rows.append((exercise, uncell(row["a"]), uncell(row["b"]), float(row["score"]),
                          anchor))
     return rows
 
