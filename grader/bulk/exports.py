@@ -131,7 +131,8 @@ def export(out: Path, only: Iterable[str] | None = None,
         policy = dataclasses.replace(policy, extensions_file=copy)  # the run's copy, as read
     adjust_path = m.copy("adjust")
     lines = read_adjustments(adjust_path) if adjust_path is not None else None
-    resolved, keys = resolve_options(persons, roster, klass, adjust_path, lines, policy)
+    # (the extensions are read and checked once, by late.apply below)
+    resolved, keys = resolve_options(persons, roster, klass, adjust_path, lines, None)
     if results is None:
         results = read_results(out, m.graded())
     for r in results:  # marks are applied from scratch each time
