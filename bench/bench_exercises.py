@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_exercises.py                    # every exercise (~2 minutes)
     .venv/bin/python bench/bench_exercises.py grid_local_mask patch_vit --n 12
+    .venv/bin/python bench/bench_exercises.py --whole       # and whole-pack submissions
 
 For each exercise, one grading session (``grade_each``, as a pool process of ``grade bulk``
 runs it) grades ``--n`` reference-correct submissions one after the other; the first
@@ -55,28 +56,34 @@ def _count_learner_time() -> None:
     process.WorkerProcess.request = counted
 
 
-def measure(slug: str, n: int, skip: int, folder: Path) -> dict[str, Any]:
-    src = catalog.get(slug).solution.read_text()
+def measure(slugs: list[str], n: int, skip: int, folder: Path,
+            label: str | None = None) -> dict[str, Any]:
+    """The figures of ``n`` reference submissions each holding every exercise of ``slugs``
+    (one learner worker per submission), graded in one session."""
+    label = label or slugs[0]
     jobs = []
     for i in range(n):
-        (folder / slug / f"s{i}").mkdir(parents=True)
-        path = folder / slug / f"s{i}" / f"{slug}.py"
-        path.write_text(src)
-        jobs.append(Job({slug: path}, f"s{i}"))
+        (folder / label / f"s{i}").mkdir(parents=True)
+        files: dict[str, Path | None] = {}
+        for slug in slugs:
+            files[slug] = folder / label / f"s{i}" / f"{slug}.py"
+            files[slug].write_text(catalog.get(slug).solution.read_text())
+        jobs.append(Job(files, f"s{i}"))
     marks: list[tuple[float, float, float, int, int, float]] = []
 
     def deliver(job: Job, outcome: Any) -> None:
         if isinstance(outcome, Exception):
-            raise SystemExit(f"bench: {slug} could not be graded: {outcome}")
+            raise SystemExit(f"bench: {label} could not be graded: {outcome}")
         marks.append((time.perf_counter(), machine_cpu_s(), _LEARNER["s"], _LEARNER["calls"],
-                      len(outcome.exercises[0].tests), outcome.score / outcome.max_score))
+                      sum(len(ex.tests) for ex in outcome.exercises),
+                      outcome.score / outcome.max_score))
 
-    grade_each([slug], iter(jobs), deliver)
+    grade_each(slugs, iter(jobs), deliver)
     first, last = marks[skip - 1], marks[-1]
     counted = n - skip
     cpu = (last[1] - first[1]) / counted
     learner = (last[2] - first[2]) / counted
-    return {"exercise": slug, "tests": last[4], "score": last[5],
+    return {"exercise": label, "tests": last[4], "score": last[5],
             "wall_ms": 1e3 * (last[0] - first[0]) / counted, "machine_cpu_ms": 1e3 * cpu,
             "learner_ms": 1e3 * learner, "calls": (last[3] - first[3]) / counted,
             "overhead_ms": 1e3 * (cpu - learner),
@@ -89,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=8, help="submissions per exercise (8)")
     ap.add_argument("--skip", type=int, default=2, help="first submissions not counted (2)")
     ap.add_argument("--json", type=Path, help="write the figures to this JSON file")
+    ap.add_argument("--whole", action="store_true",
+                    help="also whole-pack submissions (every exercise, one learner worker "
+                         "each), as `grade bulk` grades them: the last row")
     args = ap.parse_args(argv)
     slugs = args.exercises or list(catalog.load())
     if args.n <= args.skip or args.skip < 1:
@@ -102,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-exercises-") as tmp:
         for slug in slugs:
-            row = measure(slug, args.n, args.skip, Path(tmp))
+            row = measure([slug], args.n, args.skip, Path(tmp))
             rows.append(row)
             print(f"| {slug} | {row['tests']} | {row['calls']:.0f} | "
                   f"{row['machine_cpu_ms']:.0f} ms | {row['learner_ms']:.0f} ms | "
@@ -114,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(r['machine_cpu_ms'] for r in rows):.0f} ms | "
           f"{sum(r['learner_ms'] for r in rows):.0f} ms | {overhead:.0f} ms | "
           f"{overhead / tests:.1f} ms |")
+    if args.whole:
+        with tempfile.TemporaryDirectory(prefix="bench-exercises-") as tmp:
+            row = measure(slugs, args.n, args.skip, Path(tmp), label="whole pack")
+        rows.append(row)
+        print(f"| whole pack, one worker | {row['tests']} | {row['calls']:.0f} | "
+              f"{row['machine_cpu_ms']:.0f} ms | {row['learner_ms']:.0f} ms | "
+              f"{row['overhead_ms']:.0f} ms | {row['overhead_per_test_ms']:.1f} ms |")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps({"load_before": load, "rows": rows}, indent=2))

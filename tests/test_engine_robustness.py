@@ -175,11 +175,13 @@ def test_not_submitted_exercises_list_every_test_without_running_their_suites(tm
     files = {"grid_local_mask": None,
              "attention_rollout": catalog.get("attention_rollout").solution}
     first = grade(files, submission="a")
+    from grader.engine.items import ItemRunner
+
     suites_run: list[list[str]] = []
-    real = runner._run_items
-    monkeypatch.setattr(runner, "_run_items", lambda items: (
+    real = ItemRunner.run
+    monkeypatch.setattr(ItemRunner, "run", lambda self, items: (
         suites_run.append(sorted({runner.slug_of(item) for item in items})),
-        real(items))[1])
+        real(self, items))[1])
     second = grade(files, submission="b")
     assert suites_run == [["attention_rollout"]]  # grid_local_mask's verdicts were reused
     for result in (first, second):

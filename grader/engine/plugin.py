@@ -19,6 +19,7 @@ import pytest
 
 from grader import catalog
 from grader.engine import verdict
+from grader.engine.verdict import slug_of
 from grader.feedback import hints
 from grader.feedback import levels as feedback
 from grader.judge import confirm, evidence, rules
@@ -45,10 +46,6 @@ class Loaded:
 
     missing: frozenset[str] = frozenset()
     failed: str | None = None
-
-
-def slug_of(item: pytest.Item) -> str:
-    return Path(str(item.path)).stem.removeprefix("test_")
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ class EngineContext:
     def call_timeout(self, item: pytest.Item) -> float:
         """The wall clock of each of ``item``'s calls: its ``@graded(timeout=...)``, the job's
         ``call_timeout_s`` in place of the default."""
-        marker = item.get_closest_marker("grading")
+        marker = verdict.grading_mark(item)
         timeout = float(marker.kwargs.get("timeout", DEFAULT_TIMEOUT_S)) if marker else \
             DEFAULT_TIMEOUT_S
         if self.call_timeout_s is not None and timeout == DEFAULT_TIMEOUT_S:
@@ -160,17 +157,29 @@ class GradingPlugin:
     # from the plugin (``pytest_runtest_setup``), not from pytest's ``request``: a fixture
     # that asks for ``request`` costs pytest a new fixture definition, with a signature
     # inspection, at every test.
+    # Each fixture calls a plain ``make_*`` method: the engine's item runner
+    # (``items.ENGINE_FIXTURES``) calls the same methods without pytest's fixture machinery.
     @pytest.fixture
     def engine_context(self) -> EngineContext:
+        return self.make_context()
+
+    def make_context(self) -> EngineContext:
         """The job being graded (``begin``): what the other fixtures are made from."""
         return self.context
 
     @pytest.fixture
     def device(self, engine_context: EngineContext) -> str:
+        return self.make_device(engine_context)
+
+    def make_device(self, engine_context: EngineContext) -> str:
         return engine_context.device
 
     @pytest.fixture
     def learner(self, engine_context: EngineContext) -> LearnerProxy:
+        return self.make_learner(engine_context)
+
+    def make_learner(self, engine_context: EngineContext) -> LearnerProxy:
+        """The ``learner`` fixture's value: the proxy of the test's exercise in the worker."""
         job, item, slug = engine_context, self._item, self._slug
         timeout = job.call_timeout(item)
         log = self._logs.setdefault(item.nodeid, CallLog())
@@ -263,10 +272,16 @@ class GradingPlugin:
 
     @pytest.fixture
     def reference(self) -> ModuleType:
+        return self.make_reference()
+
+    def make_reference(self) -> ModuleType:
         return load_reference(self._slug)
 
     @pytest.fixture
     def learner_source(self, engine_context: EngineContext) -> rules.LearnerSource:
+        return self.make_learner_source(engine_context)
+
+    def make_learner_source(self, engine_context: EngineContext) -> rules.LearnerSource:
         """The learner's file as text, for source rules (read here, never imported)."""
         slug = self._slug
         if slug not in engine_context.submitted:
@@ -277,12 +292,20 @@ class GradingPlugin:
     @pytest.fixture
     def enforce_rule(self, learner_source: rules.LearnerSource,
                      learner: LearnerProxy) -> Callable[[SourceRule], None]:
+        return self.make_enforce_rule(learner_source, learner)
+
+    def make_enforce_rule(self, learner_source: rules.LearnerSource,
+                          learner: LearnerProxy) -> Callable[[SourceRule], None]:
         """A source rule's test: ``learner`` has loaded the file in the worker first."""
         return lambda rule: rules.enforce(learner_source, rule)
 
     @pytest.fixture
     def check(self, engine_context: EngineContext, learner: LearnerProxy,
               reference: ModuleType) -> Check:
+        return self.make_check(engine_context, learner, reference)
+
+    def make_check(self, engine_context: EngineContext, learner: LearnerProxy,
+                   reference: ModuleType) -> Check:
         ex = catalog.get(self._slug)
         return Check(learner, reference, mistakes_in(vars(self._item.module)), ex.rtol,
                      ex.atol, engine_context.observer,
@@ -301,7 +324,10 @@ class GradingPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        """Before pytest sets the test's fixtures up: they read ``_item`` and ``_slug``."""
+        self.starting(item)
+
+    def starting(self, item: pytest.Item) -> None:
+        """Before the test's fixtures are set up: they read ``_item`` and ``_slug``."""
         self._item, self._slug = item, slug_of(item)
         self._started[item.nodeid] = time.perf_counter()
 
@@ -326,18 +352,25 @@ class GradingPlugin:
             return
         if call.when == "teardown":
             return
-        if call.excinfo is not None and isinstance(call.excinfo.value, SandboxError):
-            self.sandbox_error = call.excinfo.value  # ungradable: the runner raises it
+        self.ended(item, call.excinfo, getattr(item, "funcargs", {}).get("check"))
+
+    def ended(self, item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException] | None,
+              check: Check | None) -> None:
+        """Test ``item`` ended: ``excinfo`` is what its fixtures' setup or its call raised
+        (None: it passed), ``check`` its ``check`` fixture's value, if it had one. Its
+        verdict waits for the rest of its exercise's evidence (``_finish``)."""
+        if excinfo is not None and isinstance(excinfo.value, SandboxError):
+            self.sandbox_error = excinfo.value  # ungradable: the runner raises it
         duration = time.perf_counter() - self._started.get(item.nodeid, time.perf_counter())
-        slug = slug_of(item)
-        exc = call.excinfo.value if call.excinfo is not None else None
+        slug = self._slug if item is self._item else slug_of(item)
+        exc = excinfo.value if excinfo is not None else None
         if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):
             self._timeouts.setdefault(slug, []).append(exc.seconds)
-        pending = _Pending(item, call.excinfo, duration, getattr(item, "funcargs", {}).get("check"))
+        pending = _Pending(item, excinfo, duration, check)
         self._pending.setdefault(slug, []).append(pending)
         observer = self.context.observer
         if observer is not None:  # told as each test ends (its verdict before the evidence)
-            observer.decided(item, self._aside(pending, call.excinfo))
+            observer.decided(item, self._aside(pending, excinfo))
         if self._last.get(slug) == item.nodeid:
             self._finish(slug)
 

@@ -29,6 +29,7 @@ import pytest
 from grader import catalog
 from grader.catalog import Exercise
 from grader.engine import verdict
+from grader.engine.items import ItemRunner, Runner
 from grader.engine.plugin import GradingPlugin, Loaded, slug_of
 from grader.engine.policy import Policy
 from grader.feedback import levels as feedback
@@ -162,16 +163,20 @@ def grade(files: dict[str, Path | None], *, submission: str, device: str = "cpu"
     return outcomes[0]
 
 
-def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
+def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver,
+               runner: Runner | None = None) -> None:
     """Collect the suites of ``slugs`` once, then grade each job of ``jobs`` (which may only
     name these exercises) and hand ``deliver`` its outcome, in order, as soon as it is known
     (its worker ended before: what it printed is taken). ``jobs`` is read lazily: a job is not
     asked for before the previous one's outcome is delivered.
 
+    ``runner``: who runs the items (``items.Runner``; default: ``GRADER_RUNNER``, else the
+    engine where it can).
+
     Raises ``RuntimeError`` when the suites cannot run at all (jobs not yet taken stay
     untaken); ``KeyboardInterrupt`` passes through.
     """
-    driver = _SessionDriver(jobs, deliver)
+    driver = _SessionDriver(jobs, deliver, runner or Runner.from_env())
     if not slugs:  # no suite to run: no session either
         driver.loop()
         return
@@ -206,9 +211,10 @@ def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver) -> None:
 class _SessionDriver:
     """pytest's test loop, replaced: each job runs the collected items of its exercises."""
 
-    def __init__(self, jobs: Iterable[Job], deliver: Deliver) -> None:
+    def __init__(self, jobs: Iterable[Job], deliver: Deliver, runner: Runner) -> None:
         self.jobs, self.deliver = jobs, deliver
         self.plugin = GradingPlugin()
+        self.items = ItemRunner(self.plugin, (self, self.plugin), runner)
         self.looped = self.interrupted = False
         self._items: dict[str, list[pytest.Item]] = {}
         self._config: pytest.Config | None = None
@@ -261,7 +267,7 @@ class _SessionDriver:
             self._take_over(handover)
         self.plugin.plan(items)
         try:
-            _run_items(items)
+            self.items.run(items)
         finally:
             self.plugin.finish()  # (an interrupted run: the verdicts of what ran)
 
@@ -423,19 +429,6 @@ def _in_phases(items: list[pytest.Item], level: str,
     if phase is Phase.HIDDEN:
         return hidden
     return items if level == "full" else public + hidden
-
-
-def _run_items(items: list[pytest.Item]) -> None:
-    """pytest's run protocol for ``items`` (the last one tears every fixture down). A hook
-    that raises (a grader bug) still leaves no fixture of this submission set up for the
-    next one."""
-    for i, item in enumerate(items):
-        try:
-            item.ihook.pytest_runtest_protocol(
-                item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
-        except Exception:
-            item.session._setupstate.teardown_exact(None)
-            raise
 
 
 def _exercise_status(tests: list[TestResult], submitted: bool,

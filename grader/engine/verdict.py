@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +57,47 @@ _FAULT_KINDS = {"error": FailureKind.RAISED, "timeout": FailureKind.TIMEOUT,
                 "crashed": FailureKind.CRASHED}
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What a collected test says of itself, read once per item (the session keeps its
+    items: every submission's verdict reads the same facts)."""
+
+    slug: str
+    name: str
+    grading: Any  # its ``grading`` mark, or None
+    description: str
+
+
+_FACTS = pytest.StashKey[_Facts]()
+
+
+def _facts(item: pytest.Item) -> _Facts:
+    found = item.stash.get(_FACTS, None)
+    if found is None:
+        # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
+        doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
+        found = item.stash[_FACTS] = _Facts(
+            slug=Path(str(item.path)).stem.removeprefix("test_"),
+            name=item.name.removeprefix("test_"), grading=item.get_closest_marker("grading"),
+            description=" ".join(doc.split()))
+    return found
+
+
+def slug_of(item: pytest.Item) -> str:
+    """The exercise of test ``item``: its suite's file name without ``test_``."""
+    return _facts(item).slug
+
+
+def grading_mark(item: pytest.Item) -> Any:
+    """Test ``item``'s ``grading`` mark (its points, hint, limit, visibility), or None."""
+    return _facts(item).grading
+
+
 def _test_name(item: pytest.Item) -> str:
-    return item.name.removeprefix("test_")
+    return _facts(item).name
 
 
-def _slug(item: pytest.Item) -> str:
-    return Path(str(item.path)).stem.removeprefix("test_")
+_slug = slug_of
 
 
 def _as_text(value: np.ndarray | None) -> str:
@@ -180,29 +216,27 @@ def unnamed(exc: GradeFailure, func: str, fix_first: str | None) -> GradeFailure
 
 def visibility(item: pytest.Item) -> str:
     """``public`` or ``hidden``: what the test's ``grading`` marker says (hidden without one)."""
-    marker = item.get_closest_marker("grading")
+    marker = _facts(item).grading
     return marker.kwargs.get("visibility", "hidden") if marker else "hidden"
 
 
 def points(item: pytest.Item) -> float:
     """What test ``item`` is worth: its ``grading`` marker's points (0 without one)."""
-    marker = item.get_closest_marker("grading")
+    marker = _facts(item).grading
     return float(marker.kwargs["points"]) if marker else 0.0
 
 
 def _base(item: pytest.Item, duration_s: float, log: CallLog | None) -> TestResult:
     """A test's result before its verdict: passed, full points, its description and output."""
     worth = points(item)
-    # the description: the docstring's first paragraph, whole (a line may end mid-sentence)
-    doc = inspect.cleandoc(getattr(item, "function", None).__doc__ or "").split("\n\n")[0]
     return TestResult(name=_test_name(item), status=TestStatus.PASSED, score=worth,
                       max_score=worth, duration_s=duration_s, visibility=visibility(item),
-                      description=" ".join(doc.split()), output=log.text() if log else "")
+                      description=_facts(item).description, output=log.text() if log else "")
 
 
 def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None) -> TestResult:
     """``result`` given the verdict of ``exc`` (None: the test passed), as the module says."""
-    marker = item.get_closest_marker("grading")
+    marker = _facts(item).grading
     hint = marker.kwargs.get("hint", "") if marker else ""
     hint_for = frozenset(marker.kwargs.get("hint_for", hints.DEFAULT_HINT_FOR) if marker
                          else ())
