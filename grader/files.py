@@ -3,7 +3,8 @@ target, so a reader (or a run killed half-way) never sees a half-written file.
 
 A run that writes many files (``grade bulk``) calls ``defer_sync()`` first: each file is then
 still written whole and renamed (a killed run leaves whole files or none), but flushed to the
-disk once, by ``sync_tree()`` at the end, instead of one ``fsync`` per file.
+disk once, by ``sync_tree()`` at the end, instead of one ``fsync`` per file. ``synced_once``
+does the same for one block of writes (the exports of ``grade review``'s saves).
 
 Files are written readable by the group and others (0644, folders 0755): a web server or a
 teaching assistant can read a report. ``use_private()`` (``--private``) makes them 0600 and
@@ -12,12 +13,17 @@ teaching assistant can read a report. ``use_private()`` (``--private``) makes th
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import tempfile
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 _MODES = {"file": 0o644, "dir": 0o755}
 _SYNC_EACH = [True]
+_DEFERRED: ContextVar[bool] = ContextVar("grader_files_deferred", default=False)
 
 
 def use_private(private: bool = True) -> None:
@@ -35,7 +41,11 @@ def has_file_mode(path: Path) -> bool:
 
 def make_dir(path: Path) -> Path:
     """``path`` and its missing parents, the new ones with the current folder mode."""
-    missing = [p for p in (path, *path.parents) if not p.exists()]
+    missing: list[Path] = []
+    for p in itertools.chain([path], path.parents):  # above the first that exists: all do
+        if p.exists():
+            break
+        missing.append(p)
     path.mkdir(parents=True, exist_ok=True)
     for p in missing:
         os.chmod(p, _MODES["dir"])
@@ -46,6 +56,23 @@ def defer_sync() -> None:
     """Files written from now on (in this process and those it forks) are not fsynced one by
     one: ``sync_tree`` flushes them all at once."""
     _SYNC_EACH[0] = False
+
+
+@contextlib.contextmanager
+def synced_once(path: Path) -> Iterator[None]:
+    """Files this thread writes inside the block are not fsynced one by one: the filesystem
+    that holds ``path`` is flushed once when the block ends (``sync_tree``; when it raises,
+    as far as it can without hiding the error)."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            sync_tree(path)  # what was written before the error
+        raise
+    finally:
+        _DEFERRED.reset(token)
+    sync_tree(path)
 
 
 def sync_tree(path: Path) -> None:
@@ -76,7 +103,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fchmod(f.fileno(), _MODES["file"])  # mkstemp's 0600 otherwise
-            if _SYNC_EACH[0]:
+            if _SYNC_EACH[0] and not _DEFERRED.get():
                 os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -1,5 +1,6 @@
 """The worker's confinement as a typed value: what the grader makes is what the worker applies,
-across the fork server's JSON hop, and a spec with other keys is refused."""
+across the fork server's JSON hop, and a spec with other keys is refused; the folders a worker
+of another uid is let through (``readable.reveal_plan``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 
 import pytest
 
-from grader.sandbox import isolation
+from grader.sandbox import isolation, readable
 from grader.sandbox.harness.confinement import Confinement
 
 EVERY_LAYER = Confinement(
@@ -52,3 +53,22 @@ def test_a_spec_whose_keys_are_not_the_fields_is_refused_in_one_sentence(change,
     message = str(refused.value)
     assert message == ("a confinement spec must have exactly the fields of Confinement "
                        + said)
+
+
+def test_a_worker_of_another_uid_is_let_through_each_closed_folder_once(monkeypatch):
+    """Each folder others cannot pass through above a path (``/`` and a relative path's first
+    part aside), with its entries on the way, outermost first; paths spelled as pathlib
+    reads them (``//`` kept at the start, ``.`` and repeated or trailing slashes dropped)."""
+    closed = {"/r", "/r/a", "/r/a/b", "/h", "/h/u", "//n", "x/y"}
+    monkeypatch.setattr(readable, "_searchable", lambda folder: folder not in closed)
+    readable._covers.cache_clear()
+    try:
+        plan = readable.reveal_plan(("/r/a/b/c", "/r/a/d", "/r", "/h/u/", "/h/u/w//v/./z",
+                                     "//n/m", "x/y/z", "/", "", "/ok/a/b"))
+        assert readable.reveal_plan(("/r/a/d", "/r/a/d")) == (("/r", ("/r/a",)),
+                                                              ("/r/a", ("/r/a/d",)))
+    finally:
+        readable._covers.cache_clear()  # answers of the fake ``_searchable``
+    assert plan == (("//n", ("//n/m",)), ("/h", ("/h/u",)), ("/r", ("/r/a",)),
+                    ("x/y", ("x/y/z",)), ("/h/u", ("/h/u/w",)),
+                    ("/r/a", ("/r/a/b", "/r/a/d")), ("/r/a/b", ("/r/a/b/c",)))

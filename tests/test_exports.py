@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import catalog, files
 from grader.bulk import exports, manifest
 
 GRADE = str(Path(sys.executable).with_name("grade"))
@@ -61,6 +61,22 @@ def test_exporting_again_writes_the_same_bytes(graded, monkeypatch, tmp_path):
     assert _bytes(out) == before
     assert (out / "s2" / "results.json").read_bytes() == results
     assert b"marks" not in results and b"attempt" not in results
+
+
+def test_an_export_flushes_the_class_folder_once(graded, monkeypatch, tmp_path):
+    """Each file is written whole and renamed without an fsync of its own; OUT is flushed
+    once, at the end, and a file written afterwards is fsynced again."""
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    fsyncs, flushed = [], []
+    real_fsync = os.fsync
+    monkeypatch.setattr(files, "_SYNC_EACH", [True])  # as outside grade bulk
+    monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
+    monkeypatch.setattr(files, "sync_tree", flushed.append)
+    exports.write_exports(out)
+    assert (fsyncs, flushed) == ([], [out])
+    files.atomic_write_text(tmp_path / "after.txt", "x")
+    assert len(fsyncs) == 1 and flushed == [out]
 
 
 def test_the_students_report_shows_the_teachers_marks(graded):

@@ -12,7 +12,8 @@ total the one before left:
 then writes ``gradescope.json`` and the report of each submission, the LMS gradebooks
 (canvas.csv, moodle.csv or moodle-worksheet.csv), the class report, grades.csv and junit.xml.
 Marks are never written into ``results.json`` (the grading cache): exporting again from the
-same files gives the same bytes.
+same files gives the same bytes. Each file is written whole and renamed into place, and OUT is
+flushed to the disk once, when the last is written (``files.synced_once``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.files import atomic_write_text, sync_tree
+from grader.files import atomic_write_text, synced_once
 from grader.results import SubmissionResult, from_dict
 from grader.review import store
 
@@ -150,7 +151,8 @@ def export(out: Path, only: Iterable[str] | None = None,
         times.update(klass.submitted)
         flagged = {sid for sid in late_ids if sid not in times}
         done.notices += late.apply(results, policy, task.due, times, flagged, keys)
-    _write(out, m, done, klass, roster, persons, sorted(late_ids), only)
+    with synced_once(out):  # each file whole and renamed; all flushed once, at the end
+        _write(out, m, done, klass, roster, persons, sorted(late_ids), only)
     return done
 
 
@@ -189,7 +191,6 @@ def _write(out: Path, m: mf.ClassManifest, done: Exported, klass, roster, person
                                 pending=pending, late=late, names=klass.names,
                                 absent=klass.absent)
     junit.write_junit(out / "junit.xml", done.results, rejected)
-    sync_tree(out)
 
 
 def _gradebooks(out: Path, title: str, results: list, people: list, roster,

@@ -148,7 +148,8 @@ def _discover_dir(root: Path, ctx: Context) -> Discovery:
         raise ValueError(f"cannot list {root} ({exc.strerror})") from None
     dirs = [c for c in children if c.is_dir()]
     zips = [c for c in children if c.is_file() and c.name.lower().endswith(".zip")]
-    loose = [c for c in children if c not in dirs and c not in zips]
+    placed = {*dirs, *zips}
+    loose = [c for c in children if c not in placed]
     if dirs and zips:
         raise ValueError(f"{root} mixes {len(dirs)} sub-folders and {len(zips)} zip files: "
                          "put one layout in a folder and grade it on its own")

@@ -304,21 +304,23 @@ def _keep_files(out: Path, submissions: list[Submission]) -> None:
     for sub in submissions:
         folder = out / sub.id / "submitted"
         wanted = {path.name: path for path in sub.files.values()}
-        if folder.is_dir():
+        earlier = folder.is_dir()
+        if earlier:
             for old in folder.iterdir():
                 if old.name not in wanted:
                     shutil.rmtree(old) if old.is_dir() and not old.is_symlink() \
                         else old.unlink()
         else:
-            make_dir(folder)
+            make_dir(folder)  # new and empty: nothing in it to compare
         for name, path in wanted.items():  # written as every report file is (--private)
             data = path.read_bytes()
             kept = folder / name
-            try:
-                if kept.read_bytes() == data and has_file_mode(kept):
-                    continue
-            except OSError:
-                pass
+            if earlier:
+                try:
+                    if kept.read_bytes() == data and has_file_mode(kept):
+                        continue
+                except OSError:
+                    pass
             atomic_write_bytes(kept, data)
 
 

@@ -465,21 +465,28 @@ def _write_files(workdir: Path, sid: str, data: dict[str, bytes],
     """Write ``workdir/<sid>/<slug>.py`` from bytes (temporary file, then rename)."""
     dest = workdir / sid
     try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-            raise Reject(f"its work folder {dest} exists and is not a folder")
-        dest.mkdir(exist_ok=True)
+        try:  # most often a new folder: nothing in it to check, replace or clear
+            dest.mkdir()
+            new = True
+        except OSError:  # there already, or no workdir yet: as below
+            new = False
+        if not new:
+            workdir.mkdir(parents=True, exist_ok=True)
+            if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+                raise Reject(f"its work folder {dest} exists and is not a folder")
+            dest.mkdir(exist_ok=True)
         files: dict[str, Path] = {}
         for slug, content in data.items():
             final, part = dest / f"{slug}.py", dest / f".{slug}.py.part"
-            if part.is_symlink() or part.exists():
+            if not new and (part.is_symlink() or part.exists()):
                 part.unlink()
             fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o644)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content)
             os.replace(part, final)
             files[slug] = final
-        _clear_stale(dest, slugs, keep=data.keys())
+        if not new or not data:
+            _clear_stale(dest, slugs, keep=data.keys())
         return files
     except OSError as exc:
         raise Reject(f"its files could not be written to {dest} ({error_text(exc)})") from None

@@ -272,17 +272,28 @@ def _searchable(path: str) -> bool:
         return False
 
 
+@lru_cache(maxsize=4096)
+def _covers(path: str) -> tuple[tuple[int, str, str], ...]:
+    """``(depth, folder, keep)`` for each folder above ``path`` (``/`` and a relative path's
+    first part aside) that others cannot pass through: ``keep``, its entry on the way to
+    ``path``; ``depth``, the folder's number of parts (asked once per path and process)."""
+    parts = Path(path).parts
+    found: list[tuple[int, str, str]] = []
+    folder = parts[0] if parts else ""
+    for i in range(1, len(parts) - 1):  # each spelled as str(Path(*parts[:i + 1])) is
+        folder += parts[i] if i == 1 and folder.endswith("/") else "/" + parts[i]
+        if not _searchable(folder):
+            found.append((i + 1, folder, f"{folder}/{parts[i + 1]}"))
+    return tuple(found)
+
+
 def reveal_plan(paths: tuple[str, ...]) -> tuple[Cover, ...]:
     """How a worker of another uid reaches every one of ``paths`` (``namespaces.reveal``):
     ``(cover, (keep, ...))`` for each folder others cannot pass through above some of them
     (``keep``: its entry on the way to each), outermost first, so that a cover inside another
     is made after it."""
-    covers: dict[str, set[str]] = {}
+    covers: dict[tuple[int, str], set[str]] = {}
     for path in paths:
-        parts = Path(path).parts
-        for i in range(2, len(parts)):
-            folder = str(Path(*parts[:i]))
-            if not _searchable(folder):
-                covers.setdefault(folder, set()).add(str(Path(*parts[:i + 1])))
-    return tuple((cover, tuple(sorted(keeps))) for cover, keeps in
-                 sorted(covers.items(), key=lambda item: (len(Path(item[0]).parts), item[0])))
+        for depth, folder, keep in _covers(path):
+            covers.setdefault((depth, folder), set()).add(keep)
+    return tuple((folder, tuple(sorted(keeps))) for (_, folder), keeps in sorted(covers.items()))
