@@ -1,5 +1,6 @@
 """Hidden suite: inductive_bias_toy."""
 
+import functools
 import math
 
 import numpy as np
@@ -152,9 +153,16 @@ CR_PROBES = probes(CR, (12, 0.6, 0.4))
 
 # -- tests ----------------------------------------------------------------------------------------
 
+@functools.cache
 def _rows(seed, N, n):
+    """Two seeded (N, n) standard-normal arrays, made once per grading process and
+    read-only, so that their hashes are computed once too (a worker still gets copies of its
+    own: these are not shared inputs)."""
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((N, n)), rng.standard_normal((N, n))
+    pair = rng.standard_normal((N, n)), rng.standard_normal((N, n))
+    for array in pair:
+        array.flags.writeable = False
+    return pair
 
 
 @graded(1, "Circular neighbours of every position at once: np.roll shifts a row by one place.",
@@ -331,12 +339,11 @@ def test_measured_errors_track_predictions(check, learner):
     trial's w and W must be the least-squares fits of its rows (a fixed kernel, such as the
     true one, is no fit)."""
     n, sigma, beta = 32, 0.5, 0.3
-    idx = (np.arange(n)[:, None] + np.arange(3)[None, :] - 1) % n
     means, ses, firsts = {}, {}, {}
     trials = _error_trials(n, sigma, beta)
     for N in (60, 122, 400):
         errs = []
-        for trial, (X, Y, Xt, Yt) in enumerate(trials[N]):
+        for trial, (X, Y, Xt, Yt, taps) in enumerate(trials[N]):
             w = check.array(learner.fit_shared_kernel(X, Y, 3), "fit_shared_kernel's w")
             W = check.array(learner.fit_full_map(X, Y), "fit_full_map's W")
             check.that(w.shape == (3,) and W.shape == (n, n),
@@ -344,7 +351,7 @@ def test_measured_errors_track_predictions(check, learner):
                        f"and {W.shape}", kind="shape")
             if trial == 0:
                 firsts[N] = X, Y, w, W
-            errs.append((np.mean((Yt - Xt[:, idx] @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
+            errs.append((np.mean((Yt - taps @ w) ** 2), np.mean((Yt - Xt @ W) ** 2)))
         errs = np.array(errs)
         means[N] = errs.mean(axis=0)
         ses[N] = errs.std(axis=0, ddof=1) / math.sqrt(N_TRIALS)
@@ -375,9 +382,11 @@ def test_measured_errors_track_predictions(check, learner):
 
 @cached_input
 def _error_trials(n, sigma, beta):
-    """For N = 60, 122, 400: N_TRIALS tuples (X, Y, Xt, Yt) of fresh toy data, training and
-    test rows, from one seeded generator."""
+    """For N = 60, 122, 400: N_TRIALS tuples (X, Y, Xt, Yt, taps) of fresh toy data,
+    training and test rows, from one seeded generator; ``taps``: the test rows' three
+    circular taps at each position (``taps @ w`` is the shared kernel's prediction)."""
     ref, rng = _ref(), np.random.default_rng(20240611)
+    idx = (np.arange(n)[:, None] + np.arange(3)[None, :] - 1) % n
     trials = {}
     for N in (60, 122, 400):
         trials[N] = []
@@ -386,7 +395,7 @@ def _error_trials(n, sigma, beta):
             Y = ref.toy_targets(X, beta, sigma, rng.standard_normal((N, n)))
             Xt = rng.standard_normal((N_TEST, n))
             Yt = ref.toy_targets(Xt, beta, sigma, rng.standard_normal((N_TEST, n)))
-            trials[N].append((X, Y, Xt, Yt))
+            trials[N].append((X, Y, Xt, Yt, Xt[:, idx]))
     return trials
 
 
