@@ -8,6 +8,8 @@ where a model with its attention frozen at Q0 reaches at most 0.879 and the chan
 association is 0.178.
 """
 
+import functools
+
 import numpy as np
 
 from grader.suite import cached_input, graded, mistake, probes, reference
@@ -428,11 +430,21 @@ def test_association_singletons(check):
         hint_for=("timeout",))
 def test_association_large(check):
     """D=800 patches in 200 groups of 4, random weights with a bonus inside each group."""
+    A, groups = _large_association()
+    check.call(F_ASSOC, A, [list(g) for g in groups], exclude_self=True, timed=True)
+
+
+@functools.cache
+def _large_association():
+    """``(A, groups)`` of test_association_large, made once per grading process: ``A``
+    read-only (hashed once; a worker still gets a copy of its own, not a shared input),
+    the groups as tuples (the test hands out lists of its own)."""
     rng = np.random.default_rng(8)
     groups = _random_partition(rng, 800, [4] * 200)
     gid = _group_ids(groups)
     A = rng.random((800, 800)) + 0.6 * (gid[:, None] == gid[None, :])
-    check.call(F_ASSOC, A, groups, exclude_self=True, timed=True)
+    A.flags.writeable = False
+    return A, tuple(tuple(g) for g in groups)
 
 
 @graded(1, "Validate that A is square and finite and that the groups cover 0..D-1 exactly once.",
