@@ -148,6 +148,7 @@ class _Item:
 
     def __init__(self) -> None:
         self.config = SimpleNamespace(stash={})
+        self.stash: dict = {}  # (where verdicts keep what an item says of itself)
         self.function = lambda: None
 
     def get_closest_marker(self, name):
