@@ -2,7 +2,8 @@
 
 - Every file the pack checker grades (references, stubs, bases, declared variants, trivial
   answers, mutants: the session's ``graded_pack``, graded the engine's way) is graded again
-  with ``GRADER_RUNNER=pytest``: every field of every result is the same, durations aside.
+  with ``GRADER_RUNNER=pytest``: every field of every result is the same, durations aside
+  (in CI every file; between changes, positional_attention's training files aside).
 - A class graded in two rounds (public, then hidden) at the ``graded`` level, both ways: the
   same results.
 - Which way an item runs: the engine's only where everything it uses is the engine's; an
@@ -55,15 +56,26 @@ def _differences(a: object, b: object, at: str = "") -> list[str]:
     return [] if a == b else [f"{at}: {a!r:.200} != {b!r:.200}"]
 
 
+# Between changes (not in CI), positional_attention's files that train a model (its variants,
+# trivial answers, shortcuts and mutants: about 6 s of learner time each) are left out here
+TRAINS = "positional_attention"
+WITHOUT_TRAINING = {"reference", "stub", "base 0", "base 1"}
+
+
 def test_the_engine_grades_every_checked_file_as_pytest_does(graded_pack, monkeypatch):
-    ignored = None if os.environ.get("CI") == "true" else graded.IGNORED_SAMPLE
+    in_ci = os.environ.get("CI") == "true"
+    files = graded.files_to_grade(list(catalog.load()),
+                                  ignored=None if in_ci else graded.IGNORED_SAMPLE)
+    if not in_ci:
+        files[TRAINS] = [g for g in files[TRAINS] if g.label in WITHOUT_TRAINING]
     monkeypatch.setenv("GRADER_RUNNER", "pytest")  # (the spawned grading processes read it)
-    by_pytest = list(graded.grade_files(graded.files_to_grade(list(catalog.load()),
-                                                              ignored=ignored), jobs=2))
-    assert len(by_pytest) == len(graded_pack) > 100
-    differ = [f"{g.slug} {g.label}: {_differences(_fields(mine), _fields(theirs))[:3]}"
-              for (g, mine), (_, theirs) in zip(graded_pack, by_pytest, strict=True)
-              if _fields(mine) != _fields(theirs)]
+    by_pytest = {(g.slug, g.label): result for g, result in graded.grade_files(files, jobs=2)}
+    by_engine = {(g.slug, g.label): result for g, result in graded_pack}
+    assert len(by_engine) == len(graded_pack)  # (labels are unique within an exercise)
+    assert len(by_pytest) > 100 and set(by_pytest) <= set(by_engine)
+    differ = [f"{key}: {_differences(_fields(by_engine[key]), _fields(theirs))[:3]}"
+              for key, theirs in by_pytest.items()
+              if _fields(by_engine[key]) != _fields(theirs)]
     assert not differ, "\n".join(differ)
 
 
