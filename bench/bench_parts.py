@@ -33,8 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench_grading import machine_cpu_s  # noqa: E402
 
 from grader import catalog  # noqa: E402
-from grader.engine.items import Runner  # noqa: E402
-from grader.engine.policy import Policy  # noqa: E402
+from grader.engine.policy import Policy, Runner  # noqa: E402
 from grader.engine.runner import Job, Phase, grade_each  # noqa: E402
 from grader.sandbox.process import WorkerProcess  # noqa: E402
 from grader.sandbox.proxy import CallLog, LearnerProxy  # noqa: E402

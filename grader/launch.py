@@ -31,6 +31,13 @@ def start_fork_server_early(argv: list[str]) -> None:
 
 
 def main(prog_name: str | None = None) -> None:
+    from grader.engine.policy import Runner
+
+    try:  # (a setting read by every grading process: refused once, here)
+        Runner.from_env()
+    except ValueError as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     start_fork_server_early(sys.argv[1:])
     from grader.cli import main as cli
 

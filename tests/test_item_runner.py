@@ -23,9 +23,9 @@ import pytest
 
 from grader import catalog
 from grader.authoring import graded
-from grader.engine.items import ItemRunner, Runner, Way
+from grader.engine.items import ItemRunner, Way
 from grader.engine.plugin import GradingPlugin
-from grader.engine.policy import Policy
+from grader.engine.policy import Policy, Runner
 from grader.engine.runner import Job, Phase, grade_each
 from grader.results import ExerciseResult, SubmissionResult
 
@@ -225,3 +225,13 @@ def test_an_unknown_runner_is_refused(monkeypatch):
         Runner.from_env()
     monkeypatch.delenv("GRADER_RUNNER")
     assert Runner.from_env() is Runner.ENGINE
+
+
+def test_grade_refuses_an_unknown_runner_at_once():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "grader", "list"], capture_output=True,
+                          text=True, env={**os.environ, "GRADER_RUNNER": "nose"}, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "grade: GRADER_RUNNER must be 'engine' or 'pytest', not 'nose'\n"

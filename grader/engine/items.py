@@ -13,8 +13,8 @@ rewritten, parameters expanded). ``way`` then decides once per item how it runs:
 - ``Way.PYTEST``: any other item (a conftest's fixture or hook, a skip mark, ``request``, a
   test class, ...) runs through pytest's own protocol, as every item did before.
 
-``Runner.PYTEST`` (environment ``GRADER_RUNNER=pytest``) runs every item through pytest's
-protocol: the reference the engine's way is held to, result field by result field
+``Runner.PYTEST`` (``policy.Runner``: environment ``GRADER_RUNNER=pytest``) runs every item
+through pytest's protocol: the reference the engine's way is held to, result field by result field
 (``tests/test_item_runner.py``).
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -31,25 +30,10 @@ import pytest
 from _pytest.python import get_direct_param_fixture_func
 from _pytest.warnings import catch_warnings_for_item
 
+from grader.engine.policy import Runner
+
 if TYPE_CHECKING:
     from grader.engine.plugin import GradingPlugin
-
-
-class Runner(StrEnum):
-    """Who runs a job's items: the engine where it can (``ENGINE``), or pytest always."""
-
-    ENGINE = "engine"
-    PYTEST = "pytest"
-
-    @classmethod
-    def from_env(cls) -> Runner:
-        """``GRADER_RUNNER`` (``engine`` when unset); raises ``ValueError`` for another."""
-        value = os.environ.get("GRADER_RUNNER", "engine") or "engine"
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(f"GRADER_RUNNER must be 'engine' or 'pytest', not {value!r}") \
-                from None
 
 
 class Way(StrEnum):

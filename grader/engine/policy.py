@@ -3,7 +3,9 @@ assignment (``grader/assignment.py``) or a command's options, carried by each jo
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 
@@ -23,3 +25,21 @@ class Policy:
         return cls(feedback=str(data.get("feedback", "full")),
                    call_timeout_s=data.get("call_timeout_s"),
                    points=tuple((str(s), float(p)) for s, p in data.get("points", ())))
+
+
+class Runner(StrEnum):
+    """Who runs a grading session's tests (``engine/items.py``): the engine where it can
+    (``ENGINE``, the default), or pytest's protocol for every test (``PYTEST``)."""
+
+    ENGINE = "engine"
+    PYTEST = "pytest"
+
+    @classmethod
+    def from_env(cls) -> Runner:
+        """``GRADER_RUNNER`` (``engine`` when unset or empty); ``ValueError`` for another."""
+        value = os.environ.get("GRADER_RUNNER") or "engine"
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"GRADER_RUNNER must be 'engine' or 'pytest', not {value!r}") \
+                from None

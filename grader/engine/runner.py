@@ -29,9 +29,9 @@ import pytest
 from grader import catalog
 from grader.catalog import Exercise
 from grader.engine import verdict
-from grader.engine.items import ItemRunner, Runner
+from grader.engine.items import ItemRunner
 from grader.engine.plugin import GradingPlugin, Loaded, slug_of
-from grader.engine.policy import Policy
+from grader.engine.policy import Policy, Runner
 from grader.feedback import levels as feedback
 from grader.judge import evidence
 from grader.judge.observer import Observer
@@ -170,7 +170,7 @@ def grade_each(slugs: list[str], jobs: Iterable[Job], deliver: Deliver,
     (its worker ended before: what it printed is taken). ``jobs`` is read lazily: a job is not
     asked for before the previous one's outcome is delivered.
 
-    ``runner``: who runs the items (``items.Runner``; default: ``GRADER_RUNNER``, else the
+    ``runner``: who runs the items (``policy.Runner``; default: ``GRADER_RUNNER``, else the
     engine where it can).
 
     Raises ``RuntimeError`` when the suites cannot run at all (jobs not yet taken stay
