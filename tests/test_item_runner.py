@@ -7,7 +7,7 @@
 - A class graded in two rounds (public, then hidden) at the ``graded`` level, both ways: the
   same results.
 - Which way an item runs: the engine's only where everything it uses is the engine's; an
-  item with a fixture of a conftest, ``request``, a skip mark, a class, ...
+  item with a fixture of a conftest, ``request``, a skip mark, a class, a coroutine, ...
   runs through pytest's protocol, and still grades.
 """
 
@@ -168,6 +168,11 @@ def test_autouse(check, tmp_path_factory):
     pass
 
 
+@graded(1, "async", hint_for="values")
+async def test_async(check):
+    pass
+
+
 class TestInAClass:
     @graded(1, "class", hint_for="values")
     def test_method(self, check):
@@ -196,7 +201,8 @@ def test_only_items_that_use_the_engine_alone_run_the_engine_way(tmp_path, monke
     assert ways == {"test_plain": Way.ENGINE, "test_parametrized[1]": Way.ENGINE,
                     "test_parametrized[2]": Way.ENGINE, "test_own_fixture": Way.PYTEST,
                     "test_request": Way.PYTEST, "test_skipped": Way.PYTEST,
-                    "test_autouse": Way.PYTEST, "test_method": Way.PYTEST}
+                    "test_autouse": Way.PYTEST, "test_async": Way.PYTEST,
+                    "test_method": Way.PYTEST}
 
 
 def test_a_foreign_hook_sends_every_item_through_pytest(tmp_path, monkeypatch):

@@ -21,6 +21,7 @@ through pytest's protocol: the reference the engine's way is held to, result fie
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 from collections.abc import Callable, Iterator
 from enum import StrEnum
@@ -54,6 +55,9 @@ ENGINE_FIXTURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "check": ("make_check", ("engine_context", "learner", "reference")),
 }
 _MARKS = frozenset({"grading", "parametrize"})
+# a test function that is a generator or a coroutine of any kind: pytest's to handle
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | \
+    inspect.CO_ASYNC_GENERATOR
 # pytest's own plugins whose hooks of a test's run the engine's way stands in for (or that
 # have nothing to do for an item it runs): any other implementation makes items PYTEST
 _OWN = frozenset({"runner", "skipping", "capturemanager", "logging-plugin", "main", "python",
@@ -73,7 +77,7 @@ class ItemRunner:
     def __init__(self, plugin: GradingPlugin, ours: tuple[object, ...], runner: Runner) -> None:
         self.plugin, self.ours, self.runner = plugin, ours, runner
         self._ways: dict[pytest.Item, Way] = {}
-        self._hooks_ok: dict[int, bool] = {}  # id(ihook) -> no foreign hook of a run
+        self._hooks_ok: dict[str, bool] = {}  # a suite's path -> no foreign hook of a run
 
     def way(self, item: pytest.Item) -> Way:
         """How ``item`` runs (decided once per item; see the module's docstring)."""
@@ -88,9 +92,8 @@ class ItemRunner:
             return False
         if any(mark.name not in _MARKS for mark in item.iter_markers()):
             return False
-        obj = item.obj
-        if not callable(obj) or getattr(obj, "__code__", None) is None or \
-                obj.__code__.co_flags & 0x380:  # a coroutine or generator of any kind
+        code = getattr(item.obj, "__code__", None)
+        if code is None or code.co_flags & _NOT_PLAIN:
             return False
         info = item._fixtureinfo
         params = item.callspec.params if hasattr(item, "callspec") else {}
@@ -107,10 +110,13 @@ class ItemRunner:
         return self._no_foreign_hooks(item)
 
     def _no_foreign_hooks(self, item: pytest.Item) -> bool:
-        ihook = item.ihook
-        known = self._hooks_ok.get(id(ihook))
+        """Whether only pytest's own plugins and the engine's implement a hook of a test's
+        run for ``item`` (its conftests' included: decided once per suite file)."""
+        where = str(item.path)
+        known = self._hooks_ok.get(where)
         if known is None:
-            known = self._hooks_ok[id(ihook)] = all(
+            ihook = item.ihook
+            known = self._hooks_ok[where] = all(
                 impl.plugin in self.ours or impl.plugin_name in _OWN
                 for hook in _RUN_HOOKS for impl in getattr(ihook, hook).get_hookimpls())
         return known
