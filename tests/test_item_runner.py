@@ -23,7 +23,7 @@ import pytest
 
 from grader import catalog
 from grader.authoring import graded
-from grader.engine.items import ItemRunner, Way
+from grader.engine.items import ItemRunner
 from grader.engine.plugin import GradingPlugin
 from grader.engine.policy import Policy, Runner
 from grader.engine.runner import Job, Phase, grade_each
@@ -184,7 +184,7 @@ def test_only_items_that_use_the_engine_alone_run_the_engine_way(tmp_path, monke
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # (as the engine's session)
     (tmp_path / "test_toy.py").write_text(textwrap.dedent(SUITE))
     plugin = GradingPlugin()
-    ways: dict[str, Way] = {}
+    ways: dict[str, Runner] = {}
 
     class Ways:
         @pytest.hookimpl(tryfirst=True)
@@ -192,17 +192,17 @@ def test_only_items_that_use_the_engine_alone_run_the_engine_way(tmp_path, monke
             runner = ItemRunner(plugin, (self, plugin), Runner.ENGINE)
             ways.update({item.name: runner.way(item) for item in session.items})
             everything_pytest = ItemRunner(plugin, (self, plugin), Runner.PYTEST)
-            assert {everything_pytest.way(item) for item in session.items} == {Way.PYTEST}
+            assert {everything_pytest.way(item) for item in session.items} == {Runner.PYTEST}
             return True
 
     assert pytest.main([str(tmp_path), "-q", "-s", "-p", "no:cacheprovider", "-p", "no:randomly",
                         "-c", str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir",
                         str(tmp_path)], plugins=[Ways(), plugin]) == 0
-    assert ways == {"test_plain": Way.ENGINE, "test_parametrized[1]": Way.ENGINE,
-                    "test_parametrized[2]": Way.ENGINE, "test_own_fixture": Way.PYTEST,
-                    "test_request": Way.PYTEST, "test_skipped": Way.PYTEST,
-                    "test_autouse": Way.PYTEST, "test_async": Way.PYTEST,
-                    "test_method": Way.PYTEST}
+    assert ways == {"test_plain": Runner.ENGINE, "test_parametrized[1]": Runner.ENGINE,
+                    "test_parametrized[2]": Runner.ENGINE, "test_own_fixture": Runner.PYTEST,
+                    "test_request": Runner.PYTEST, "test_skipped": Runner.PYTEST,
+                    "test_autouse": Runner.PYTEST, "test_async": Runner.PYTEST,
+                    "test_method": Runner.PYTEST}
 
 
 def test_a_foreign_hook_sends_every_item_through_pytest(tmp_path, monkeypatch):
@@ -210,7 +210,7 @@ def test_a_foreign_hook_sends_every_item_through_pytest(tmp_path, monkeypatch):
     (tmp_path / "test_toy_hooked.py").write_text(textwrap.dedent(SUITE))
     (tmp_path / "conftest.py").write_text("def pytest_runtest_call(item):\n    pass\n")
     plugin = GradingPlugin()
-    ways: set[Way] = set()
+    ways: set[Runner] = set()
 
     class Ways:
         @pytest.hookimpl(tryfirst=True)
@@ -222,7 +222,7 @@ def test_a_foreign_hook_sends_every_item_through_pytest(tmp_path, monkeypatch):
     pytest.main([str(tmp_path), "-q", "-s", "-p", "no:cacheprovider", "-p", "no:randomly", "-c",
                  str(catalog.SUITES_DIR / "pytest.ini"), "--rootdir", str(tmp_path)],
                 plugins=[Ways(), plugin])
-    assert ways == {Way.PYTEST}
+    assert ways == {Runner.PYTEST}
 
 
 def test_an_unknown_runner_is_refused(monkeypatch):

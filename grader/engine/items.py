@@ -3,19 +3,19 @@
 pytest collects the suites once per grading process (fixtures resolved, marks read, asserts
 rewritten, parameters expanded). ``way`` then decides once per item how it runs:
 
-- ``Way.ENGINE``: a module-level, synchronous test function whose fixtures are all the
+- ``Runner.ENGINE``: a module-level, synchronous test function whose fixtures are all the
   engine's (``GradingPlugin``'s, ``ENGINE_FIXTURES``) or direct parameters, with no mark but
   ``grading`` and ``parametrize``, in a session where no plugin but pytest's own and the
   engine's implements a hook of a test's run. The engine sets its fixtures up, calls it (what
   it prints captured and dropped, as pytest's capture would) and tells the plugin it ended
   (``GradingPlugin.ended``): what pytest's protocol does for such a test, without the hooks
   around each phase (setup, call and teardown, each with its report and log).
-- ``Way.PYTEST``: any other item (a conftest's fixture or hook, a skip mark, ``request``, a
+- ``Runner.PYTEST``: any other item (a conftest's fixture or hook, a skip mark, ``request``, a
   test class, ...) runs through pytest's own protocol, as every item did before.
 
-``Runner.PYTEST`` (``policy.Runner``: environment ``GRADER_RUNNER=pytest``) runs every item
-through pytest's protocol: the reference the engine's way is held to, result field by result field
-(``tests/test_item_runner.py``).
+A session whose runner is ``Runner.PYTEST`` (``policy.Runner``: ``GRADER_RUNNER=pytest``)
+runs every item through pytest's protocol: the reference the engine's way is held to, result
+field by result field (``tests/test_item_runner.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import contextlib
 import inspect
 import io
 from collections.abc import Callable, Iterator
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -35,11 +34,6 @@ from grader.engine.policy import Runner
 
 if TYPE_CHECKING:
     from grader.engine.plugin import GradingPlugin
-
-
-class Way(StrEnum):
-    ENGINE = "engine"
-    PYTEST = "pytest"
 
 
 # The engine's fixtures: name -> (the plugin's method making its value, the fixtures it
@@ -76,15 +70,16 @@ class ItemRunner:
 
     def __init__(self, plugin: GradingPlugin, ours: tuple[object, ...], runner: Runner) -> None:
         self.plugin, self.ours, self.runner = plugin, ours, runner
-        self._ways: dict[pytest.Item, Way] = {}
+        self._ways: dict[pytest.Item, Runner] = {}
         self._hooks_ok: dict[str, bool] = {}  # a suite's path -> no foreign hook of a run
 
-    def way(self, item: pytest.Item) -> Way:
-        """How ``item`` runs (decided once per item; see the module's docstring)."""
+    def way(self, item: pytest.Item) -> Runner:
+        """Who runs ``item``: the engine, or pytest's protocol (decided once per item; see
+        the module's docstring)."""
         found = self._ways.get(item)
         if found is None:
-            found = self._ways[item] = Way.ENGINE if self.runner is Runner.ENGINE and \
-                self._engine_can_run(item) else Way.PYTEST
+            found = self._ways[item] = Runner.ENGINE if self.runner is Runner.ENGINE and \
+                self._engine_can_run(item) else Runner.PYTEST
         return found
 
     def _engine_can_run(self, item: pytest.Item) -> bool:
@@ -131,12 +126,12 @@ class ItemRunner:
         following = None
         for i in range(len(items) - 1, -1, -1):
             later[i] = following
-            if ways[i] is Way.PYTEST:
+            if ways[i] is Runner.PYTEST:
                 following = items[i]
-        engine = [item for item, way in zip(items, ways, strict=True) if way is Way.ENGINE]
+        engine = [item for item, way in zip(items, ways, strict=True) if way is Runner.ENGINE]
         with _job_context(engine[0]) if engine else contextlib.nullcontext():
             for item, way, nextitem in zip(items, ways, later, strict=True):
-                if way is Way.ENGINE:
+                if way is Runner.ENGINE:
                     self._run_one(item)
                     continue
                 try:
@@ -151,21 +146,14 @@ class ItemRunner:
         plugin.starting(item)
         values: dict[str, Any] = {}
         excinfo: pytest.ExceptionInfo[BaseException] | None = None
-        try:
-            with _captured():
+        with _captured():
+            try:
                 for name in item.fixturenames:
                     _value(plugin, item, name, values)
-        except (KeyboardInterrupt, pytest.exit.Exception):
-            raise
-        except BaseException:  # noqa: BLE001 - a test's setup error is its verdict's
-            excinfo = pytest.ExceptionInfo.from_current()
-        if excinfo is None:
-            try:
-                with _captured():
-                    item.obj(**{name: values[name] for name in item._fixtureinfo.argnames})
+                item.obj(**{name: values[name] for name in item._fixtureinfo.argnames})
             except (KeyboardInterrupt, pytest.exit.Exception):
                 raise
-            except BaseException:  # noqa: BLE001 - what the test raised is its verdict's
+            except BaseException:  # noqa: BLE001 - what its setup or call raised: its verdict's
                 excinfo = pytest.ExceptionInfo.from_current()
         plugin.ended(item, excinfo, values.get("check"))
 

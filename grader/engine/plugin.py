@@ -362,7 +362,7 @@ class GradingPlugin:
         if excinfo is not None and isinstance(excinfo.value, SandboxError):
             self.sandbox_error = excinfo.value  # ungradable: the runner raises it
         duration = time.perf_counter() - self._started.get(item.nodeid, time.perf_counter())
-        slug = self._slug if item is self._item else slug_of(item)
+        slug = slug_of(item)
         exc = excinfo.value if excinfo is not None else None
         if isinstance(exc, faults.TimedOut) and exc is not self.import_faults.get(slug):
             self._timeouts.setdefault(slug, []).append(exc.seconds)

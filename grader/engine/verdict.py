@@ -97,8 +97,6 @@ def _test_name(item: pytest.Item) -> str:
     return _facts(item).name
 
 
-_slug = slug_of
-
 
 def _as_text(value: np.ndarray | None) -> str:
     if value is None:
@@ -141,11 +139,11 @@ def _has_tokens(slug: str) -> bool:
 
 
 def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
-    tokens = _has_tokens(_slug(item))
+    tokens = _has_tokens(slug_of(item))
     if check is None or not check.tally.valued:
         return hints.SizeContext(tokens=tokens)
     tally = check.tally
-    history = item.config.stash.setdefault(_HISTORY, {}).get(_slug(item), [])
+    history = item.config.stash.setdefault(_HISTORY, {}).get(slug_of(item), [])
     funcs = frozenset(tally.functions)
     # the earlier tests of the same functions: another function's tests say nothing of size
     same = [(size, ok) for size, ok, f in history if size < tally.size
@@ -160,7 +158,7 @@ def _sizes(item: pytest.Item, check: Check | None) -> hints.SizeContext:
 
 def sizes_of(item: pytest.Item) -> list[tuple[int, bool, frozenset[str]]]:
     """The sizes' history of ``item``'s exercise (the list itself: ``_remember`` adds to it)."""
-    return item.config.stash.setdefault(_HISTORY, {}).setdefault(_slug(item), [])
+    return item.config.stash.setdefault(_HISTORY, {}).setdefault(slug_of(item), [])
 
 
 def _remember(item: pytest.Item, check: Check | None, passed: bool,
@@ -173,7 +171,7 @@ def _remember(item: pytest.Item, check: Check | None, passed: bool,
         return
     if check is not None and (check.tally.valued or check.tally.checks):
         history = item.config.stash.setdefault(_HISTORY, {})
-        history.setdefault(_slug(item), []).append((check.tally.size, passed,
+        history.setdefault(slug_of(item), []).append((check.tally.size, passed,
                                                     frozenset(check.tally.functions)))
 
 
@@ -216,13 +214,13 @@ def unnamed(exc: GradeFailure, func: str, fix_first: str | None) -> GradeFailure
 
 def visibility(item: pytest.Item) -> str:
     """``public`` or ``hidden``: what the test's ``grading`` marker says (hidden without one)."""
-    marker = _facts(item).grading
+    marker = grading_mark(item)
     return marker.kwargs.get("visibility", "hidden") if marker else "hidden"
 
 
 def points(item: pytest.Item) -> float:
     """What test ``item`` is worth: its ``grading`` marker's points (0 without one)."""
-    marker = _facts(item).grading
+    marker = grading_mark(item)
     return float(marker.kwargs["points"]) if marker else 0.0
 
 
@@ -236,7 +234,7 @@ def _base(item: pytest.Item, duration_s: float, log: CallLog | None) -> TestResu
 
 def _decide(item: pytest.Item, result: TestResult, exc: Any, check: Check | None) -> TestResult:
     """``result`` given the verdict of ``exc`` (None: the test passed), as the module says."""
-    marker = _facts(item).grading
+    marker = grading_mark(item)
     hint = marker.kwargs.get("hint", "") if marker else ""
     hint_for = frozenset(marker.kwargs.get("hint_for", hints.DEFAULT_HINT_FOR) if marker
                          else ())
