@@ -1,10 +1,10 @@
 """Atomic file writes: a temporary file in the same folder, fsynced, then renamed over the
 target, so a reader (or a run killed half-way) never sees a half-written file.
 
-A run that writes many files (``grade bulk``) calls ``defer_sync()`` first: each file is then
-still written whole and renamed (a killed run leaves whole files or none), but flushed to the
-disk once, by ``sync_tree()`` at the end, instead of one ``fsync`` per file. ``synced_once``
-does the same for one block of writes (the exports of ``grade review``'s saves).
+A run that writes many files (``grade bulk``, an export) writes them inside ``synced_once``:
+each file is then still written whole and renamed (a killed run leaves whole files or none),
+but flushed to the disk once, by ``sync_tree()`` when the block ends, instead of one ``fsync``
+per file.
 
 Files are written readable by the group and others (0644, folders 0755): a web server or a
 teaching assistant can read a report. ``use_private()`` (``--private``) makes them 0600 and
@@ -22,7 +22,6 @@ from contextvars import ContextVar
 from pathlib import Path
 
 _MODES = {"file": 0o644, "dir": 0o755}
-_SYNC_EACH = [True]
 _DEFERRED: ContextVar[bool] = ContextVar("grader_files_deferred", default=False)
 
 
@@ -52,17 +51,11 @@ def make_dir(path: Path) -> Path:
     return path
 
 
-def defer_sync() -> None:
-    """Files written from now on (in this process and those it forks) are not fsynced one by
-    one: ``sync_tree`` flushes them all at once."""
-    _SYNC_EACH[0] = False
-
-
 @contextlib.contextmanager
 def synced_once(path: Path) -> Iterator[None]:
-    """Files this thread writes inside the block are not fsynced one by one: the filesystem
-    that holds ``path`` is flushed once when the block ends (``sync_tree``; when it raises,
-    as far as it can without hiding the error)."""
+    """Files this thread writes inside the block (and the processes it forks there) are not
+    fsynced one by one: the filesystem that holds ``path`` is flushed once when the block
+    ends (``sync_tree``; when it raises, as far as it can without hiding the error)."""
     token = _DEFERRED.set(True)
     try:
         yield
@@ -103,7 +96,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fchmod(f.fileno(), _MODES["file"])  # mkstemp's 0600 otherwise
-            if _SYNC_EACH[0] and not _DEFERRED.get():
+            if not _DEFERRED.get():
                 os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

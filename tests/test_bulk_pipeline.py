@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, files
+from grader import catalog
 from grader.bulk import pipeline
 from grader.judge import expected
 
@@ -38,9 +38,8 @@ class Collected:
 @pytest.fixture
 def klass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """ann hands in the reference, bob the stub, empty nothing; the run's process-wide
-    settings (the expected values' cache, deferred syncs) are put back afterwards."""
+    setting (the expected values' cache) is put back afterwards."""
     monkeypatch.setattr(expected, "_DISK", expected._DISK)
-    monkeypatch.setattr(files, "_SYNC_EACH", list(files._SYNC_EACH))
     folder = tmp_path / "class"
     for sid, source in (("ann", catalog.get(SLUG).solution), ("bob", catalog.get(SLUG).stub)):
         (folder / sid).mkdir(parents=True)
@@ -72,6 +71,24 @@ def test_a_class_graded_by_a_call(klass: Path, tmp_path: Path):
     again = pipeline.run(settings)  # quiet: nothing graded again
     assert (again.graded, again.cached) == (0, 2)
     assert [r.submission for r in again.results] == ["ann", "bob"]
+
+
+def test_a_run_flushes_its_folder_once(klass: Path, tmp_path: Path, monkeypatch):
+    """Every file the run writes is whole and renamed, none fsynced on its own: OUT is
+    flushed at the end (and a file written after the run is fsynced again)."""
+    import os
+
+    from grader import files
+
+    fsyncs, flushed = [], []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
+    monkeypatch.setattr(files, "sync_tree", flushed.append)
+    out = tmp_path / "out"
+    pipeline.run(pipeline.BulkSettings(inputs=(klass,), out=out, exercises=(SLUG,)))
+    assert fsyncs == [] and flushed[-1] == out
+    files.atomic_write_text(tmp_path / "after.txt", "x")
+    assert len(fsyncs) == 1
 
 
 def test_inputs_that_do_not_fit_are_a_usage_error(klass: Path, tmp_path: Path):

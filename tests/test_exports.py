@@ -70,7 +70,6 @@ def test_an_export_flushes_the_class_folder_once(graded, monkeypatch, tmp_path):
     shutil.copytree(graded, out)
     fsyncs, flushed = [], []
     real_fsync = os.fsync
-    monkeypatch.setattr(files, "_SYNC_EACH", [True])  # as outside grade bulk
     monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
     monkeypatch.setattr(files, "sync_tree", flushed.append)
     exports.write_exports(out)

@@ -28,7 +28,7 @@ from typing import Protocol
 from grader import catalog, late, numbers
 from grader.assignment import Assignment
 from grader.engine.policy import Policy
-from grader.files import atomic_write_bytes, defer_sync, has_file_mode, make_dir
+from grader.files import atomic_write_bytes, has_file_mode, make_dir, synced_once
 from grader.judge import expected
 from grader.report import gradebooks
 from grader.results import SubmissionResult
@@ -140,8 +140,13 @@ class BulkResult:
 
 def run(settings: BulkSettings, report: Report | None = None) -> BulkResult:
     """Grade the class of ``settings.inputs`` into ``settings.out`` (see the module's
-    docstring); raises ``BulkUsageError`` when the inputs or options do not fit."""
-    s, report = settings, report or Quiet()
+    docstring); raises ``BulkUsageError`` when the inputs or options do not fit. Every file
+    is written whole and renamed, and OUT flushed to the disk once, at the end."""
+    with synced_once(settings.out):
+        return _run(settings, report or Quiet())
+
+
+def _run(s: BulkSettings, report: Report) -> BulkResult:
     out, task, students = s.out, s.assignment, s.roster
     # other pages of the report, (href, label), linked from the class report's footer: an
     # option that writes a page beside index.html appends it here
@@ -180,7 +185,6 @@ def run(settings: BulkSettings, report: Report | None = None) -> BulkResult:
         except (AdjustError, late.ExtensionError) as exc:
             raise BulkUsageError(str(exc)) from None
         make_dir(out)  # nothing is written before the input and the option files are checked
-        defer_sync()  # every file still whole or absent; flushed once, at the end
         clash = [sub for sub in found.submissions if sub.id in RESERVED_IDS]
         found.submissions = [sub for sub in found.submissions if sub.id not in RESERVED_IDS]
         found.rejected += [Rejected(id=sub.id, reason=f"the id {sub.id!r} is the name of a "
