@@ -14,7 +14,7 @@ download's (shown escaped wherever they appear, as in every report).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -96,16 +96,11 @@ def write(out: Path, manifest: ClassManifest, options: dict[str, Path | None]) -
             name = f"{role}{path.suffix.lower() or '.txt'}"
             atomic_write_bytes(folder / name, path.read_bytes())  # modes as --private says
             files[role] = name
-    data = {"version": VERSION, **_fields(manifest, skip=("out", "files", "students", "pages")),
+    data = {"version": VERSION, **{k: v for k, v in asdict(manifest).items()
+                                   if k not in ("out", "files", "students", "pages")},
             "files": files, "pages": [list(p) for p in manifest.pages],
-            "students": [_fields(e) for e in manifest.students]}
+            "students": [asdict(e) for e in manifest.students]}
     atomic_write_text(out / FILE, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-
-
-def _fields(obj: Entry | ClassManifest, skip: tuple[str, ...] = ()) -> dict:
-    """``asdict(obj)`` without ``skip``, for fields of plain values (str, bool, None, tuples
-    of str): no field converted to be dropped, no value copied."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj) if f.name not in skip}
 
 
 def read(out: Path) -> ClassManifest:
