@@ -302,28 +302,37 @@ def source_rule(hint: str, *, statement: str, forbid: tuple[str, ...] = (),
     return deco
 
 
-def cached_input(build: Callable[..., Any]) -> Callable[..., Any]:
+def cached_input(build: Callable[..., Any] | None = None, *,
+                 shared: bool = True) -> Callable[..., Any]:
     """A deterministic input builder (same arguments, same value) run once per process per
     arguments. Its arrays are shared by every caller and read-only (a test that changes one
     copies it first; their hashes are then computed once too), the large ones also with the
     workers started afterwards (``grader/sandbox/shared_inputs.py``: no copy through the
-    pipe); lists, tuples and dicts are the caller's own."""
-    memo = functools.lru_cache(maxsize=16)(lambda *a, **k: _read_only(build(*a, **k)))
+    pipe); lists, tuples and dicts are the caller's own. ``@cached_input(shared=False)``:
+    its arrays go to workers through the pipe, as any argument (a copy of the worker's own,
+    which the learner's code may write to, and a write the test sees as a changed argument)."""
 
-    @functools.wraps(build)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return _own_containers(memo(*args, **kwargs))
+    def wrap(build: Callable[..., Any]) -> Callable[..., Any]:
+        memo = functools.lru_cache(maxsize=16)(
+            lambda *a, **k: _read_only(build(*a, **k), shared))
 
-    return wrapper
+        @functools.wraps(build)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return _own_containers(memo(*args, **kwargs))
+
+        return wrapper
+
+    return wrap if build is None else wrap(build)
 
 
-def _read_only(value: Any) -> Any:
+def _read_only(value: Any, shared: bool) -> Any:
     from grader.sandbox import shared_inputs
 
     def freeze(leaf: Any) -> Any:
         if isinstance(leaf, np.ndarray):
             leaf.flags.writeable = False
-            shared_inputs.share(leaf)  # a large one reaches workers through sealed memory
+            if shared:
+                shared_inputs.share(leaf)  # a large one reaches workers in sealed memory
         return leaf
 
     return map_leaves(value, freeze)

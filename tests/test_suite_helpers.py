@@ -34,6 +34,26 @@ def test_cached_inputs_are_built_once_shared_read_only_in_containers_of_ones_own
     assert second["maps"][0][0, 0] != 5.0
 
 
+LARGE_BUILDS: list[int] = []
+
+
+@cached_input(shared=False)
+def _large(seed: int) -> tuple:
+    LARGE_BUILDS.append(seed)
+    return np.random.default_rng(seed).random((512, 512)), [[0, 1], [2]]  # 2 MiB
+
+
+def test_unshared_cached_inputs_are_cached_read_only_but_reach_workers_by_pipe():
+    from grader.sandbox import shared_inputs
+
+    first, second = _large(7), _large(7)
+    assert LARGE_BUILDS == [7] and first[0] is second[0]
+    assert first[1] == second[1] and first[1] is not second[1]  # lists of its own
+    with pytest.raises(ValueError, match="read-only"):
+        first[0][0, 0] = 5.0
+    assert first[0].nbytes >= shared_inputs.MIN_BYTES and shared_inputs.key_of(first[0]) is None
+
+
 def test_expected_value_keys_follow_the_values_not_the_objects():
     shared = _layers(2, 1)["maps"][0]
     same = shared.copy()  # writable, equal content

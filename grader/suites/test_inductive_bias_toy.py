@@ -1,6 +1,5 @@
 """Hidden suite: inductive_bias_toy."""
 
-import functools
 import math
 
 import numpy as np
@@ -153,16 +152,11 @@ CR_PROBES = probes(CR, (12, 0.6, 0.4))
 
 # -- tests ----------------------------------------------------------------------------------------
 
-@functools.cache
+@cached_input(shared=False)  # (a learner's file may write to its inputs: copies of its own)
 def _rows(seed, N, n):
-    """Two seeded (N, n) standard-normal arrays, made once per grading process and
-    read-only, so that their hashes are computed once too (a worker still gets copies of its
-    own: these are not shared inputs)."""
+    """Two seeded (N, n) standard-normal arrays."""
     rng = np.random.default_rng(seed)
-    pair = rng.standard_normal((N, n)), rng.standard_normal((N, n))
-    for array in pair:
-        array.flags.writeable = False
-    return pair
+    return rng.standard_normal((N, n)), rng.standard_normal((N, n))
 
 
 @graded(1, "Circular neighbours of every position at once: np.roll shifts a row by one place.",

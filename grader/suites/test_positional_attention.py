@@ -8,8 +8,6 @@ where a model with its attention frozen at Q0 reaches at most 0.879 and the chan
 association is 0.178.
 """
 
-import functools
-
 import numpy as np
 
 from grader.suite import cached_input, graded, mistake, probes, reference
@@ -431,20 +429,16 @@ def test_association_singletons(check):
 def test_association_large(check):
     """D=800 patches in 200 groups of 4, random weights with a bonus inside each group."""
     A, groups = _large_association()
-    check.call(F_ASSOC, A, [list(g) for g in groups], exclude_self=True, timed=True)
+    check.call(F_ASSOC, A, groups, exclude_self=True, timed=True)
 
 
-@functools.cache
+@cached_input(shared=False)  # (a learner's file may write to its inputs: copies of its own)
 def _large_association():
-    """``(A, groups)`` of test_association_large, made once per grading process: ``A``
-    read-only (hashed once; a worker still gets a copy of its own, not a shared input),
-    the groups as tuples (the test hands out lists of its own)."""
+    """``(A, groups)`` of test_association_large."""
     rng = np.random.default_rng(8)
     groups = _random_partition(rng, 800, [4] * 200)
     gid = _group_ids(groups)
-    A = rng.random((800, 800)) + 0.6 * (gid[:, None] == gid[None, :])
-    A.flags.writeable = False
-    return A, tuple(tuple(g) for g in groups)
+    return rng.random((800, 800)) + 0.6 * (gid[:, None] == gid[None, :]), groups
 
 
 @graded(1, "Validate that A is square and finite and that the groups cover 0..D-1 exactly once.",
